@@ -184,7 +184,7 @@ def fit_counts(
     out = []
     for name, k in names.items():
         err = float(errors[k]) if played[k] > 0 or k == fixed else math.inf
-        out.append(Rating(name, float(elo[k]), err, int(round(played[k])), float(scored[k])))
+        out.append(Rating(name, float(elo[k]), err, round(played[k]), float(scored[k])))
     out.sort(key=lambda r: (-r.elo, r.name))
     advantage = float(x[n] / _K) if white_advantage else 0.0
     return RatingFit(out, advantage)

@@ -1,4 +1,4 @@
-"""Ratings: maximum likelihood on the Elo scale, checked against simulations and a generic optimiser."""
+"""Ratings: maximum likelihood on the Elo scale, checked by simulation and a generic optimiser."""
 
 import math
 import random
