@@ -1,0 +1,636 @@
+/*
+ * The board replay widget of the arena: YINSH, Blitz YINSH and Yangsh games, ply by ply.
+ *
+ * Progressive enhancement, no dependencies, no build step. Every element
+ *
+ *     <div class="yinsh-replay" data-replay-url="/matches/12/replay.json"></div>
+ *
+ * (or one holding the data inline in a <script type="application/json"> child) becomes an SVG
+ * board with controls, a slider and the move list. The data comes from arena.replay.replay_frames
+ * (its format is in docs/replay.md): the board's points and lines are drawn as given, so this
+ * file knows nothing about hexagons or squares beyond how to shade the squares.
+ *
+ * Options, as data- attributes on the element:
+ *     data-replay-url   where to fetch the data (unless it is inline)
+ *     data-start        "end" (default) or "start": the ply shown first when the URL names none
+ *     data-hash         the URL-hash key that holds the ply ("ply" by default: #ply=12); "off"
+ *     data-speed        milliseconds per ply when playing (default 700)
+ *
+ * Keys (when the widget has focus): Left/Right one ply, Up/Down one turn, Home/End, Space plays.
+ * window.YinshReplay.init(root) enhances elements added later.
+ */
+(function () {
+  "use strict";
+
+  var SVGNS = "http://www.w3.org/2000/svg";
+  var RING_R = 0.36;
+  var MARKER_R = 0.26;
+  var HL_R = 0.5;
+  var COLOURS = ["white", "black"];
+  var ICONS = {
+    first: "M5 5h2.5v14H5zM20 5v14L9 12z",
+    prev: "M17 5v14L6 12z",
+    play: "M7 5v14l12-7z",
+    pause: "M6.5 5h4v14h-4zM13.5 5h4v14h-4z",
+    next: "M7 5v14l11-7z",
+    last: "M4 5v14l11-7zM16.5 5H19v14h-2.5z",
+  };
+  var TERMINATIONS = {
+    rows: "rows completed",
+    "pool-exhausted": "the pool ran out",
+    "no-moves": "no legal moves",
+    resignation: "resignation",
+    time: "time",
+    crash: "a bot crashed",
+    "illegal-move": "an illegal move",
+    "protocol-error": "a protocol error",
+    "sandbox-violation": "a sandbox violation",
+    "no-start": "a bot failed to start",
+    aborted: "aborted",
+  };
+  var counter = 0;
+
+  function el(tag, attrs, parent) {
+    var node = document.createElement(tag);
+    setAttrs(node, attrs);
+    if (parent) parent.appendChild(node);
+    return node;
+  }
+
+  function svg(tag, attrs, parent) {
+    var node = document.createElementNS(SVGNS, tag);
+    setAttrs(node, attrs);
+    if (parent) parent.appendChild(node);
+    return node;
+  }
+
+  function setAttrs(node, attrs) {
+    if (!attrs) return;
+    Object.keys(attrs).forEach(function (k) {
+      if (k === "text") node.textContent = attrs[k];
+      else if (attrs[k] !== null && attrs[k] !== undefined) node.setAttribute(k, attrs[k]);
+    });
+  }
+
+  function clear(node) {
+    while (node.firstChild) node.removeChild(node.firstChild);
+  }
+
+  function cap(s) {
+    return s.charAt(0).toUpperCase() + s.slice(1);
+  }
+
+  function icon(name) {
+    var s = svg("svg", { viewBox: "0 0 24 24", "aria-hidden": "true", focusable: "false" });
+    svg("path", { d: ICONS[name] }, s);
+    return s;
+  }
+
+  // ------------------------------------------------------------------------ the widget
+
+  function Replay(root, data) {
+    this.root = root;
+    this.data = data;
+    this.frames = data.frames || [];
+    this.turns = data.turns || deriveTurns(this.frames);
+    this.ply = 0;
+    this.timer = null;
+    this.speed = parseInt(root.getAttribute("data-speed"), 10) || 700;
+    var key = root.getAttribute("data-hash");
+    this.hashKey = key === "off" ? null : key || "ply";
+    this.where = {};
+    var self = this;
+    (data.board.points || []).forEach(function (p) {
+      self.where[p.name] = p;
+    });
+    this.id = "yr" + ++counter;
+    this.build();
+    var fromHash = this.readHash();
+    var start = root.getAttribute("data-start") === "start" ? 0 : this.frames.length;
+    this.go(fromHash === null ? start : fromHash, { hash: false });
+  }
+
+  function deriveTurns(frames) {
+    var turns = [];
+    frames.forEach(function (f) {
+      var t = turns[f.turn_index];
+      if (!t) turns[f.turn_index] = { label: f.turn, by: f.by, first: f.n, last: f.n };
+      else t.last = f.n;
+    });
+    return turns;
+  }
+
+  Replay.prototype.build = function () {
+    var d = this.data;
+    var root = this.root;
+    var self = this;
+    clear(root);
+    root.classList.add("yr");
+    root.classList.add("yr-" + d.board.kind);
+    root.setAttribute("role", "group");
+    root.setAttribute("tabindex", "0");
+    var names = playerName(d, "white") + " vs " + playerName(d, "black");
+    root.setAttribute("aria-label", (d.title || "YINSH") + " replay: " + names);
+
+    // Players and score.
+    var head = el("div", { class: "yr-head" }, root);
+    this.score = {};
+    COLOURS.forEach(function (c) {
+      var side = el("div", { class: "yr-player yr-player-" + c }, head);
+      el("span", { class: "yr-swatch yr-" + c, "aria-hidden": "true" }, side);
+      el("span", { class: "yr-name", text: playerName(d, c) }, side);
+      var score = el("span", { class: "yr-score", "data-color": c }, side);
+      self.score[c] = score;
+    });
+    this.result = el("div", { class: "yr-result", text: resultText(d) }, head);
+
+    // The board.
+    var b = d.board;
+    var box = el("div", { class: "yr-boardbox" }, root);
+    var s = svg(
+      "svg",
+      {
+        class: "yr-board",
+        viewBox: "0 0 " + b.width + " " + b.height,
+        role: "img",
+        "aria-labelledby": this.id + "-title",
+      },
+      box
+    );
+    this.title = svg("title", { id: this.id + "-title" }, s);
+    this.drawBoard(s);
+    this.hl = svg("g", { class: "yr-highlights" }, s);
+    this.pieces = svg("g", { class: "yr-pieces" }, s);
+    this.ghosts = svg("g", { class: "yr-ghosts" }, s);
+
+    // Status, controls, slider, move list.
+    var side = el("div", { class: "yr-side" }, root);
+    this.status = el("div", { class: "yr-status", "aria-live": "polite" }, side);
+    this.turnText = el("div", { class: "yr-turn" }, this.status);
+    this.toMove = el("div", { class: "yr-tomove" }, this.status);
+    this.extra = el("div", { class: "yr-extra" }, this.status);
+    var controls = el("div", { class: "yr-controls" }, side);
+    this.buttons = {
+      first: button(controls, "first", "First position (Home)"),
+      prev: button(controls, "prev", "Previous ply (Left arrow)"),
+      play: button(controls, "play", "Play (Space)"),
+      next: button(controls, "next", "Next ply (Right arrow)"),
+      last: button(controls, "last", "Last position (End)"),
+    };
+    this.buttons.play.setAttribute("aria-pressed", "false");
+    this.buttons.first.addEventListener("click", function () {
+      self.stop();
+      self.go(0);
+    });
+    this.buttons.prev.addEventListener("click", function () {
+      self.stop();
+      self.go(self.ply - 1);
+    });
+    this.buttons.next.addEventListener("click", function () {
+      self.stop();
+      self.go(self.ply + 1);
+    });
+    this.buttons.last.addEventListener("click", function () {
+      self.stop();
+      self.go(self.frames.length);
+    });
+    this.buttons.play.addEventListener("click", function () {
+      self.toggle();
+    });
+    this.slider = el(
+      "input",
+      {
+        type: "range",
+        class: "yr-slider",
+        min: "0",
+        max: String(this.frames.length),
+        step: "1",
+        value: "0",
+        "aria-label": "Position (ply)",
+      },
+      side
+    );
+    this.slider.addEventListener("input", function () {
+      self.stop();
+      self.go(parseInt(self.slider.value, 10));
+    });
+    this.moves = el("ol", { class: "yr-moves", "aria-label": "Moves" }, side);
+    this.turnItems = this.turns.map(function (t, k) {
+      var li = el("li", { class: "yr-" + t.by }, self.moves);
+      var btn = el(
+        "button",
+        { type: "button", class: "yr-turnbtn", "data-turn": String(k), text: t.label },
+        li
+      );
+      btn.addEventListener("click", function () {
+        self.stop();
+        self.go(t.last);
+      });
+      return btn;
+    });
+
+    root.addEventListener("keydown", function (e) {
+      self.onKey(e);
+    });
+    if (this.hashKey) {
+      window.addEventListener("hashchange", function () {
+        var n = self.readHash();
+        if (n !== null && n !== self.ply) self.go(n, { hash: false });
+      });
+    }
+  };
+
+  function button(parent, name, label) {
+    var b = el(
+      "button",
+      { type: "button", class: "yr-btn yr-btn-" + name, "aria-label": label, title: label },
+      parent
+    );
+    b.appendChild(icon(name));
+    return b;
+  }
+
+  function playerName(d, c) {
+    return d[c] || cap(c);
+  }
+
+  function resultText(d) {
+    if (!d.result) return "Unfinished";
+    var why = TERMINATIONS[d.termination] || d.termination || "";
+    var who = d.result === "draw" ? "Draw" : cap(d.result) + " wins";
+    return (d.score ? d.score + " · " : "") + who + (why ? " (" + why + ")" : "");
+  }
+
+  Replay.prototype.drawBoard = function (s) {
+    var b = this.data.board;
+    var g = svg("g", { class: "yr-grid" }, s);
+    if (b.kind === "square") {
+      b.points.forEach(function (p) {
+        var dark = (p.name.charCodeAt(0) + parseInt(p.name.slice(1), 10)) % 2 === 0;
+        svg(
+          "rect",
+          {
+            class: "yr-cell " + (dark ? "yr-cell-dark" : "yr-cell-light"),
+            x: p.x - 0.5,
+            y: p.y - 0.5,
+            width: 1,
+            height: 1,
+          },
+          g
+        );
+      });
+    } else {
+      var path = (b.lines || [])
+        .map(function (l) {
+          return "M" + l[0] + " " + l[1] + "L" + l[2] + " " + l[3];
+        })
+        .join("");
+      svg("path", { class: "yr-lines", d: path }, g);
+    }
+    (b.labels || []).forEach(function (l) {
+      svg("text", { class: "yr-label", x: l.x, y: l.y, text: l.text }, g);
+    });
+  };
+
+  // ------------------------------------------------------------------------ showing a ply
+
+  Replay.prototype.position = function (ply) {
+    return ply === 0 ? this.data.initial : this.frames[ply - 1].position;
+  };
+
+  Replay.prototype.go = function (ply, opts) {
+    if (isNaN(ply)) return;
+    ply = Math.max(0, Math.min(this.frames.length, ply));
+    this.ply = ply;
+    this.render();
+    if (!opts || opts.hash !== false) this.writeHash();
+  };
+
+  Replay.prototype.render = function () {
+    var self = this;
+    var ply = this.ply;
+    var pos = this.position(ply);
+    var frame = ply > 0 ? this.frames[ply - 1] : null;
+    var flipped = {};
+    ((frame && frame.flipped) || []).forEach(function (p) {
+      flipped[p] = true;
+    });
+
+    // Highlights under the pieces.
+    clear(this.hl);
+    if (frame && frame.moved) {
+      var a = this.where[frame.moved[0]];
+      var b = this.where[frame.moved[1]];
+      svg("line", { class: "yr-path", x1: a.x, y1: a.y, x2: b.x, y2: b.y }, this.hl);
+      svg("circle", { class: "yr-from", cx: a.x, cy: a.y, r: HL_R }, this.hl);
+      svg("circle", { class: "yr-to", cx: b.x, cy: b.y, r: HL_R }, this.hl);
+    } else if (frame && frame.kind === "place") {
+      var p = this.where[frame.action];
+      if (p) svg("circle", { class: "yr-to", cx: p.x, cy: p.y, r: HL_R }, this.hl);
+    }
+
+    // Markers first, rings over them (a ring that has just left leaves its marker inside).
+    clear(this.pieces);
+    COLOURS.forEach(function (c) {
+      (pos.markers[c] || []).forEach(function (name) {
+        var q = self.where[name];
+        var cls = "yr-marker yr-" + c + (flipped[name] ? " yr-flipped" : "");
+        svg("circle", { class: cls, cx: q.x, cy: q.y, r: MARKER_R, "data-point": name }, self.pieces);
+      });
+    });
+    COLOURS.forEach(function (c) {
+      (pos.rings[c] || []).forEach(function (name) {
+        self.pieces.appendChild(ring(self.where[name], "yr-ring yr-" + c, name));
+      });
+    });
+
+    // What was taken off on this ply, shown faded.
+    clear(this.ghosts);
+    if (frame && frame.removed && frame.removed.length) {
+      frame.removed.forEach(function (name) {
+        var q = self.where[name];
+        if (frame.kind === "remove-ring") {
+          self.ghosts.appendChild(ring(q, "yr-ghost yr-ghost-ring yr-" + frame.by, name));
+        } else {
+          svg(
+            "circle",
+            { class: "yr-ghost yr-ghost-marker yr-" + frame.by, cx: q.x, cy: q.y, r: MARKER_R },
+            self.ghosts
+          );
+        }
+      });
+    }
+
+    this.renderText(pos, frame);
+  };
+
+  function ring(q, cls, name) {
+    var g = document.createElementNS(SVGNS, "g");
+    setAttrs(g, { class: cls, "data-point": name });
+    svg("circle", { class: "yr-ring-edge", cx: q.x, cy: q.y, r: RING_R }, g);
+    svg("circle", { class: "yr-ring-body", cx: q.x, cy: q.y, r: RING_R }, g);
+    return g;
+  }
+
+  Replay.prototype.renderText = function (pos, frame) {
+    var d = this.data;
+    var n = this.frames.length;
+    var ply = this.ply;
+    var self = this;
+
+    // Turn and action.
+    clear(this.turnText);
+    if (frame) {
+      el("span", { class: "yr-turnlabel", text: frame.turn }, this.turnText);
+      var t = this.turns[frame.turn_index];
+      var detail = "ply " + ply + " of " + n;
+      if (t && t.last > t.first) {
+        detail += " · " + frame.action + " (" + (ply - t.first + 1) + "/" + (t.last - t.first + 1) + ")";
+      }
+      el("span", { class: "yr-plyno", text: detail }, this.turnText);
+    } else {
+      el("span", { class: "yr-turnlabel", text: "Start" }, this.turnText);
+      el("span", { class: "yr-plyno", text: "ply 0 of " + n }, this.turnText);
+    }
+
+    // Who acts next, or the result.
+    clear(this.toMove);
+    var over = pos.next === "over" || (ply === n && d.result);
+    if (over) {
+      this.toMove.textContent = "Game over: " + resultText(d);
+    } else {
+      el("span", { class: "yr-swatch yr-" + pos.turn, "aria-hidden": "true" }, this.toMove);
+      this.toMove.appendChild(document.createTextNode(phaseText(pos)));
+    }
+    this.toMove.setAttribute("data-turn", over ? "" : pos.turn);
+
+    // Pool, think time, info.
+    clear(this.extra);
+    el("span", { class: "yr-pool", text: "Pool: " + pos.pool }, this.extra);
+    if (frame && typeof frame.think_ms === "number") {
+      el("span", { class: "yr-think", text: "Thought " + formatMs(frame.think_ms) }, this.extra);
+    }
+    if (frame && frame.info !== undefined && frame.info !== null) {
+      var info = typeof frame.info === "string" ? frame.info : JSON.stringify(frame.info);
+      el("span", { class: "yr-info", text: info }, this.extra);
+    }
+
+    // Score: rings removed per side.
+    var goal = d.rows_to_win || 3;
+    COLOURS.forEach(function (c) {
+      var removed = (pos.removed && pos.removed[c]) || 0;
+      var box = self.score[c];
+      clear(box);
+      box.setAttribute("data-removed", String(removed));
+      box.setAttribute("title", removed + " of " + goal + " rings removed");
+      var dots = el("span", { class: "yr-dots", "aria-hidden": "true" }, box);
+      for (var i = 0; i < goal; i++) {
+        el("span", { class: "yr-dot" + (i < removed ? " yr-dot-on" : "") }, dots);
+      }
+      el("span", { class: "yr-visually-hidden", text: removed + " of " + goal + " rings removed" }, box);
+    });
+
+    // Controls, slider, move list.
+    this.buttons.first.disabled = ply === 0;
+    this.buttons.prev.disabled = ply === 0;
+    this.buttons.next.disabled = ply === n;
+    this.buttons.last.disabled = ply === n;
+    this.slider.value = String(ply);
+    this.slider.setAttribute(
+      "aria-valuetext",
+      "ply " + ply + " of " + n + (frame ? ", " + frame.turn : ", start")
+    );
+    var current = frame ? frame.turn_index : -1;
+    this.turnItems.forEach(function (btn, k) {
+      if (k === current) btn.setAttribute("aria-current", "step");
+      else btn.removeAttribute("aria-current");
+    });
+    if (current >= 0) scrollIntoList(this.moves, this.turnItems[current]);
+    this.title.textContent =
+      (d.title || "YINSH") + " board after ply " + ply + (frame ? " (" + frame.turn + ")" : "");
+  };
+
+  function phaseText(pos) {
+    var who = cap(pos.turn);
+    switch (pos.next) {
+      case "place":
+        return who + " to place a ring";
+      case "remove-row":
+        return who + " to remove a row";
+      case "remove-ring":
+        return who + " to remove a ring";
+      default:
+        return who + " to move";
+    }
+  }
+
+  function formatMs(ms) {
+    return ms < 1000 ? Math.round(ms) + " ms" : (ms / 1000).toFixed(ms < 10000 ? 2 : 1) + " s";
+  }
+
+  function scrollIntoList(list, item) {
+    var li = item.parentNode;
+    var top = li.offsetTop; // the list is positioned, so this is relative to it
+    if (top < list.scrollTop) list.scrollTop = top;
+    else if (top + li.offsetHeight > list.scrollTop + list.clientHeight) {
+      list.scrollTop = top + li.offsetHeight - list.clientHeight;
+    }
+  }
+
+  // ------------------------------------------------------------------------ playing, keys, URL
+
+  Replay.prototype.toggle = function () {
+    if (this.timer) this.stop();
+    else this.play();
+  };
+
+  Replay.prototype.play = function () {
+    var self = this;
+    if (this.ply >= this.frames.length) this.go(0);
+    this.setPlaying(true);
+    var step = function () {
+      if (self.ply >= self.frames.length) {
+        self.stop();
+        return;
+      }
+      self.go(self.ply + 1);
+      self.timer = window.setTimeout(step, self.speed);
+    };
+    this.timer = window.setTimeout(step, this.speed);
+  };
+
+  Replay.prototype.stop = function () {
+    if (this.timer) window.clearTimeout(this.timer);
+    this.timer = null;
+    this.setPlaying(false);
+  };
+
+  Replay.prototype.setPlaying = function (on) {
+    var b = this.buttons.play;
+    b.setAttribute("aria-pressed", on ? "true" : "false");
+    b.setAttribute("aria-label", on ? "Pause (Space)" : "Play (Space)");
+    b.setAttribute("title", on ? "Pause (Space)" : "Play (Space)");
+    clear(b);
+    b.appendChild(icon(on ? "pause" : "play"));
+  };
+
+  Replay.prototype.turnStep = function (delta) {
+    var frame = this.ply > 0 ? this.frames[this.ply - 1] : null;
+    var k = frame ? frame.turn_index : -1;
+    // Inside a turn, Down finishes it; Up goes back to its start (the previous turn's end).
+    if (delta > 0 && frame && this.ply < this.turns[k].last) k -= 1;
+    k = Math.max(-1, Math.min(this.turns.length - 1, k + delta));
+    this.go(k < 0 ? 0 : this.turns[k].last);
+  };
+
+  Replay.prototype.onKey = function (e) {
+    if (e.altKey || e.ctrlKey || e.metaKey) return;
+    var tag = e.target && e.target.tagName;
+    if (tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT") return;
+    var handled = true;
+    switch (e.key) {
+      case "ArrowLeft":
+        this.stop();
+        this.go(this.ply - 1);
+        break;
+      case "ArrowRight":
+        this.stop();
+        this.go(this.ply + 1);
+        break;
+      case "ArrowUp":
+        this.stop();
+        this.turnStep(-1);
+        break;
+      case "ArrowDown":
+        this.stop();
+        this.turnStep(1);
+        break;
+      case "Home":
+        this.stop();
+        this.go(0);
+        break;
+      case "End":
+        this.stop();
+        this.go(this.frames.length);
+        break;
+      case " ":
+        if (tag === "BUTTON") return; // the button itself answers
+        this.toggle();
+        break;
+      default:
+        handled = false;
+    }
+    if (handled) e.preventDefault();
+  };
+
+  function hashParams() {
+    return new URLSearchParams(window.location.hash.replace(/^#/, ""));
+  }
+
+  Replay.prototype.readHash = function () {
+    if (!this.hashKey) return null;
+    var v = hashParams().get(this.hashKey);
+    if (v === null || !/^\d+$/.test(v)) return null;
+    return Math.min(parseInt(v, 10), this.frames.length);
+  };
+
+  Replay.prototype.writeHash = function () {
+    if (!this.hashKey || !window.history || !window.history.replaceState) return;
+    var params = hashParams();
+    if (params.get(this.hashKey) === String(this.ply)) return;
+    params.set(this.hashKey, String(this.ply));
+    window.history.replaceState(null, "", "#" + params.toString());
+  };
+
+  // ------------------------------------------------------------------------ start-up
+
+  function load(root) {
+    var inline = root.querySelector('script[type="application/json"]');
+    if (inline) {
+      return Promise.resolve().then(function () {
+        return JSON.parse(inline.textContent);
+      });
+    }
+    var url = root.getAttribute("data-replay-url");
+    if (!url) return Promise.reject(new Error("no data-replay-url and no inline data"));
+    return fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } }).then(
+      function (r) {
+        if (!r.ok) throw new Error("HTTP " + r.status);
+        return r.json();
+      }
+    );
+  }
+
+  function mount(root) {
+    if (root.getAttribute("data-replay-state")) return Promise.resolve(root.yinshReplay);
+    root.setAttribute("data-replay-state", "loading");
+    root.setAttribute("aria-busy", "true");
+    return load(root)
+      .then(function (data) {
+        root.yinshReplay = new Replay(root, data);
+        root.setAttribute("data-replay-state", "ready");
+        root.removeAttribute("aria-busy");
+        return root.yinshReplay;
+      })
+      .catch(function (err) {
+        root.setAttribute("data-replay-state", "error");
+        root.removeAttribute("aria-busy");
+        clear(root);
+        el("p", { class: "yr-error", role: "alert", text: "The replay could not be loaded: " + err.message }, root);
+      });
+  }
+
+  function init(scope) {
+    var nodes = (scope || document).querySelectorAll(".yinsh-replay");
+    return Promise.all(Array.prototype.map.call(nodes, mount));
+  }
+
+  window.YinshReplay = { init: init, mount: mount };
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", function () {
+      init();
+    });
+  } else {
+    init();
+  }
+})();
