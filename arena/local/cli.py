@@ -1,0 +1,99 @@
+"""What the local commands (match, tournament, checkbot) share: loading bots, the sandbox,
+argument checks and Ctrl-C handling. Errors become ``CommandError`` with a clear message."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import CommandError
+
+import engine
+from arena.referee.bots import BotError, BotSpec
+from arena.referee.match import ROOT, TimeControl, sandbox_settings
+
+BUILTIN_BOTS = ROOT / "bots"
+
+
+def load_bot(path: str, *, no_sandbox: bool = False) -> BotSpec:
+    """A bot folder or file from the command line. The bots of bots/ are trusted, and so is
+    every bot with ``--no-sandbox`` (the user vouches for them)."""
+    try:
+        resolved = Path(path).expanduser().resolve()
+        builtin = resolved.is_relative_to(BUILTIN_BOTS) and resolved.parent == BUILTIN_BOTS
+        return BotSpec.load(path, trusted=no_sandbox or builtin)
+    except BotError as e:
+        raise CommandError(str(e)) from None
+
+
+def time_control(text: str) -> TimeControl:
+    try:
+        return TimeControl.parse(text)
+    except ValueError as e:
+        raise CommandError(str(e)) from None
+
+
+def variant_name(text: str) -> str:
+    try:
+        return engine.variant(text).name
+    except ValueError as e:
+        raise CommandError(str(e)) from None
+
+
+def make_sandbox(*, no_sandbox: bool) -> Any:
+    """The sandbox for local games, with the protection level described in one paragraph.
+
+    ``--no-sandbox`` runs bots as plain processes (trusted local bots only).
+    """
+    from arena.referee import sandbox as sb
+
+    limits = {
+        "memory_mb": settings.BOT_MEMORY_MB,
+        "max_processes": settings.BOT_MAX_PROCESSES,
+        "scratch_mb": settings.BOT_SCRATCH_MB,
+        "state_dir": str(settings.SANDBOX_STATE_DIR),
+    }
+    level = sb.ProtectionLevel.NONE if no_sandbox else None
+    try:
+        box = sb.Sandbox(
+            sandbox_settings(level, **limits),
+            level=level,
+            allow_unsandboxed=no_sandbox or settings.ALLOW_UNSANDBOXED,
+        )
+    except (sb.SandboxUnavailable, OSError) as e:
+        raise CommandError(f"the sandbox cannot start: {e}") from None
+    return box
+
+
+def describe_sandbox(box: Any, *, no_sandbox: bool) -> str:
+    if no_sandbox:
+        return (
+            "Sandbox: none (--no-sandbox): bots run as plain processes with your rights; "
+            "use it only for bots you trust."
+        )
+    return f"Sandbox: protection level {box.level.value}. {box.report.describe()}"
+
+
+@contextlib.contextmanager
+def interruptible() -> Iterator[threading.Event]:
+    """An event set by the first Ctrl-C (SIGINT); a second Ctrl-C interrupts at once."""
+    cancel = threading.Event()
+
+    def handler(signum: int, frame: Any) -> None:
+        if cancel.is_set():
+            raise KeyboardInterrupt
+        cancel.set()
+
+    if threading.current_thread() is not threading.main_thread():
+        yield cancel
+        return
+    previous = signal.signal(signal.SIGINT, handler)
+    try:
+        yield cancel
+    finally:
+        signal.signal(signal.SIGINT, previous)

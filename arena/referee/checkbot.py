@@ -1,0 +1,130 @@
+"""The conformance check a bot must pass before it plays rated games.
+
+:func:`check_bot` plays the bot against the built-in random bot, once in each colour (or more),
+and reports, one line per check:
+
+* start-up: it answers ``hello`` with ``ready`` in time, giving a name (and a version);
+* play: every answer is a legal action, well-formed, in time, and it plays whole games;
+* shut-down: after ``end`` it exits by itself within the grace period.
+
+    ok    bot folder: mybot (command: python3 main.py)
+    ok    start-up: ready in 41 ms as 'mybot' version '1.0'
+    FAIL  game 1 (mybot white): white played 'z9', which is not legal here (...)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from arena.referee.bots import BotSpec
+from arena.referee.match import GameConfig, GameResult, Referee, TimeControl
+
+if TYPE_CHECKING:
+    from arena.referee.sandbox import Sandbox
+
+__all__ = ["CheckReport", "check_bot"]
+
+RANDOM_BOT = Path(__file__).resolve().parent.parent.parent / "bots" / "random"
+#: The clock of the check games: generous, so that only a real fault fails.
+CHECK_TIME = TimeControl(60_000, 1_000)
+
+
+@dataclass
+class CheckReport:
+    """The outcome of :func:`check_bot`.
+
+    Attributes:
+        ok: every check passed.
+        lines: the readable report, one check per line, each marked ``ok`` or ``FAIL``.
+        transcript: the transcript of the first game that failed, if any.
+        stderr_tail: the tail of the bot's standard error in the last game played.
+    """
+
+    ok: bool
+    lines: list[str]
+    transcript: dict[str, Any] | None
+    stderr_tail: str
+
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+
+def _line(ok: bool, text: str) -> str:
+    return f"{'ok  ' if ok else 'FAIL'}  {text}"
+
+
+def check_bot(
+    spec: BotSpec,
+    *,
+    sandbox: Sandbox | None = None,
+    variant: str = "yinsh",
+    games: int = 2,
+    time: TimeControl | None = None,
+    referee: Referee | None = None,
+) -> CheckReport:
+    """Check that a bot speaks the protocol and plays whole games (see the module docstring).
+
+    ``referee`` (optional) supplies the referee's settings; its sandbox is ``sandbox`` when
+    given.
+    """
+    ref = referee or Referee(sandbox)
+    opponent = BotSpec.load(RANDOM_BOT, trusted=True)
+    lines = [_line(True, f"bot: {spec.label} (command: {' '.join(spec.command)})")]
+    ok = True
+    failing: dict[str, Any] | None = None
+    tail = ""
+    started = False
+    for n in range(max(1, games)):
+        white, black = (spec, opponent) if n % 2 == 0 else (opponent, spec)
+        color = "white" if n % 2 == 0 else "black"
+        config = GameConfig(variant, white, black, time or CHECK_TIME, seed=n + 1)
+        result = ref.play(config)
+        player = result.transcript["players"][color]
+        tail = player.get("stderr_tail", "")
+        if not started:
+            started = True
+            ready = player.get("ready")
+            if ready is None:
+                ok = False
+                lines.append(_line(False, f"start-up: {result.reason}"))
+                failing = result.transcript
+                break
+            version = f" version {ready['version']!r}" if ready["version"] else " (no version)"
+            lines.append(
+                _line(
+                    True, f"start-up: ready in {ready['ms']:.0f} ms as {ready['name']!r}{version}"
+                )
+            )
+        game_ok, text = _judge(result, color, n + 1, spec.name)
+        lines.append(_line(game_ok, text))
+        if not game_ok:
+            ok = False
+            failing = failing or result.transcript
+            continue
+        if player.get("killed_after_grace"):
+            ok = False
+            failing = failing or result.transcript
+            lines.append(
+                _line(
+                    False,
+                    f"shut-down (game {n + 1}): did not exit within {ref.end_grace_s:g} s of end "
+                    "and was killed",
+                )
+            )
+        else:
+            lines.append(
+                _line(True, f"shut-down (game {n + 1}): exited after end ({player['exit']})")
+            )
+    lines.append(_line(ok, "conformance: " + ("passed" if ok else "failed")))
+    return CheckReport(ok=ok, lines=lines, transcript=failing, stderr_tail=tail)
+
+
+def _judge(result: GameResult, color: str, number: int, name: str) -> tuple[bool, str]:
+    head = f"game {number} ({name} {color}, {len(result.record.actions)} actions)"
+    if result.fault == color:
+        return False, f"{head}: {result.reason}"
+    if result.fault is not None:
+        return False, f"{head}: the random bot failed ({result.reason}); check the host"
+    return True, f"{head}: {result.outcome.result.value} ({result.reason})"

@@ -1,0 +1,884 @@
+"""The referee: plays one game between two bots, safely and fairly, and says who won and why.
+
+:class:`Referee` starts both bots (in the sandbox), talks the protocol of docs/protocol.md with
+each, keeps a clock per bot, checks every action against the rules, and returns a
+:class:`GameResult` with the outcome, the record and a JSON transcript. A misbehaving bot never
+raises: it loses, with a termination and a one-line reason. Only an infrastructure failure (the
+sandbox cannot start at all) raises :class:`RefereeError`, which a caller may retry.
+
+The game loop (:meth:`Referee.run`) works on two transports; :meth:`Referee.play` launches the
+bots and gives it :class:`~arena.referee.transport.PipeTransport` objects, and tests give it
+scripted ones. Time rules (docs/referee.md):
+
+* each bot has a clock, ``initial_ms`` at the start; a request is charged the wall time from
+  the moment the referee starts writing it to the moment the whole answer has been read, less
+  ``move_overhead_ms`` (the allowance for pipes and scheduling, per request, never negative);
+* the bot loses on time when a request's charge exceeds what its clock holds;
+* ``increment_ms`` is added once per turn, when the turn passes to the opponent, if the bot
+  was asked at least once in that turn (a forced pass asks nothing and earns nothing).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import importlib.metadata
+import json
+import os
+import re
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+import engine
+from arena.referee import protocol
+from arena.referee.bots import BotSpec
+from arena.referee.protocol import ActionReply, ProtocolError, Ready, RequestEncoder
+from arena.referee.transport import (
+    Cancelled,
+    Closed,
+    LineTooLong,
+    PipeTransport,
+    Timeout,
+    describe_exit,
+)
+
+if TYPE_CHECKING:
+    from arena.referee.sandbox import Sandbox
+
+__all__ = [
+    "LIBRARY_INSIDE",
+    "REFEREE_VERSION",
+    "GameConfig",
+    "GameResult",
+    "Referee",
+    "RefereeError",
+    "TimeControl",
+    "bot_library",
+    "sandbox_settings",
+]
+
+try:
+    REFEREE_VERSION = importlib.metadata.version("yinsh-arena")
+except importlib.metadata.PackageNotFoundError:  # pragma: no cover - run from a bare checkout
+    REFEREE_VERSION = "0"
+
+T = engine.Termination
+_WHITE, _BLACK = engine.Color.WHITE, engine.Color.BLACK
+#: Largest ``info`` object kept per action (its compact JSON, in bytes), and per bot per game.
+INFO_LIMIT = 2048
+INFO_TOTAL_LIMIT = 256 * 1024
+_TC = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(?:\+\s*(\d+(?:\.\d*)?|\.\d+)\s*)?$")
+
+
+#: The project's root folder (engine/ and bots/ are in it).
+ROOT = Path(__file__).resolve().parent.parent.parent
+#: Where the engine and the bot SDK are mounted (read-only) inside the sandbox.
+LIBRARY_INSIDE = "/opt/yinsh"
+
+
+def library_paths() -> tuple[tuple[str, str], ...]:
+    """The host folders a bot may import from (the engine, the SDK), and where they appear."""
+    return (
+        (str(ROOT / "engine"), f"{LIBRARY_INSIDE}/engine"),
+        (str(ROOT / "bots" / "sdk" / "yinshbot"), f"{LIBRARY_INSIDE}/yinshbot"),
+    )
+
+
+def bot_library(level: Any, **overrides: Any) -> dict[str, Any]:
+    """``readonly_paths`` and ``env`` that make ``engine`` and ``yinshbot`` importable.
+
+    Inside the sandbox (levels FULL and NAMESPACE) both are mounted read-only under
+    :data:`LIBRARY_INSIDE`; a plain process (level NONE) imports them from the project folder.
+    ``overrides`` may hold other ``readonly_paths`` and ``env`` entries to keep.
+    """
+    from arena.referee.sandbox import ProtectionLevel
+
+    env = dict(overrides.get("env", ()))
+    readonly = list(overrides.get("readonly_paths", ()))
+    if ProtectionLevel(level) is ProtectionLevel.NONE:
+        path = f"{ROOT}{os.pathsep}{ROOT / 'bots' / 'sdk'}"
+    else:
+        path = LIBRARY_INSIDE
+        readonly += library_paths()
+    env.setdefault("PYTHONPATH", path)
+    env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    return {"readonly_paths": tuple(readonly), "env": tuple(env.items())}
+
+
+def sandbox_settings(level: Any = None, **overrides: Any) -> Any:
+    """``SandboxSettings`` for running bots, with the bot library (:func:`bot_library`).
+
+    ``level`` is the level the sandbox will run at (None: the host's best, found by probing);
+    ``overrides`` are other SandboxSettings fields (``memory_mb``, ``state_dir``...).
+    """
+    from arena.referee import sandbox as sb
+
+    if level is None:
+        plain = {k: v for k, v in overrides.items() if k not in ("env", "readonly_paths")}
+        level = sb.probe(sb.SandboxSettings(**plain)).level
+    overrides.update(bot_library(level, **overrides))
+    return sb.SandboxSettings(**overrides)
+
+
+class RefereeError(RuntimeError):
+    """An infrastructure failure (the sandbox cannot start, the disk is full...): retry later."""
+
+
+# ----------------------------------------------------------------------------- configuration
+
+
+@dataclass(frozen=True)
+class TimeControl:
+    """A game clock: ``initial_ms`` for the game, ``increment_ms`` added per turn.
+
+    Written cutechess-style in seconds::
+
+        >>> TimeControl.parse("10+0.1")
+        TimeControl(initial_ms=10000, increment_ms=100)
+        >>> str(TimeControl.parse("60+1")), str(TimeControl.parse("0.5"))
+        ('60+1', '0.5+0')
+    """
+
+    initial_ms: int
+    increment_ms: int
+
+    def __post_init__(self) -> None:
+        if self.initial_ms <= 0 or self.increment_ms < 0:
+            raise ValueError(
+                f"a time control needs initial time > 0 and increment >= 0, not "
+                f"{self.initial_ms} ms + {self.increment_ms} ms"
+            )
+
+    @classmethod
+    def parse(cls, text: str) -> TimeControl:
+        """Read ``SECONDS[+INCREMENT]``: ``60+1``, ``10+0.1``, ``0.5``. Raises ValueError."""
+        m = _TC.match(text or "")
+        if not m:
+            raise ValueError(
+                f"bad time control {text!r}: write seconds and an optional increment in "
+                'seconds, like "60+1", "10+0.1" or "0.5"'
+            )
+        initial = round(float(m.group(1)) * 1000)
+        increment = round(float(m.group(2) or 0) * 1000)
+        if initial <= 0:
+            raise ValueError(f"bad time control {text!r}: the initial time must be above zero")
+        return cls(initial, increment)
+
+    def __str__(self) -> str:
+        return f"{_seconds(self.initial_ms)}+{_seconds(self.increment_ms)}"
+
+
+def _seconds(ms: int) -> str:
+    return f"{ms / 1000:.3f}".rstrip("0").rstrip(".")
+
+
+@dataclass(frozen=True)
+class GameConfig:
+    """One game to play: the variant, the two bots, the clock, the seed given to the bots.
+
+    ``opening`` actions are played before the bots take over (they see them in ``history``);
+    ``headers`` are extra record headers such as Event, Site or Round.
+    """
+
+    variant: str
+    white: BotSpec
+    black: BotSpec
+    time: TimeControl
+    seed: int = 0
+    opening: tuple[str, ...] = ()
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass
+class GameResult:
+    """How a game went.
+
+    Attributes:
+        outcome: the result and its termination (``aborted`` for a cancelled game, whose result
+            counts for nothing).
+        reason: one human line, e.g. ``black ran out of time (...)``.
+        fault: ``"white"`` or ``"black"``, the bot whose failure ended the game, else None.
+        record: the game record (its headers: White, Black, Date, TimeControl, Variant, Result,
+            Termination and the configured extras).
+        transcript: JSON-able details of the game (docs/protocol.md, "Transcript").
+        duration_s: wall time of the whole game, start-up and shut-down included.
+    """
+
+    outcome: engine.Outcome
+    reason: str
+    fault: str | None
+    record: engine.Record
+    transcript: dict[str, Any]
+    duration_s: float
+
+    def record_text(self, *, long: bool = True) -> str:
+        """The record file's text, moves in the long (default) or short notation."""
+        return self.record.to_text(long=long)
+
+    @property
+    def aborted(self) -> bool:
+        return self.outcome.termination is T.ABORTED
+
+
+# ----------------------------------------------------------------------------- the loop
+
+
+class Transport(Protocol):
+    """What the game loop needs of a bot connection (a PipeTransport or a scripted fake)."""
+
+    stderr_bytes: int
+
+    @property
+    def stderr_tail(self) -> str: ...
+    def send(self, data: bytes, deadline: float) -> None: ...
+    def receive(self, deadline: float) -> bytes: ...
+    def unsolicited(self) -> bytes: ...
+    def drain_stderr(self) -> None: ...
+    def close_input(self) -> None: ...
+    def wait_exit(self, deadline: float) -> int | None: ...
+    def poll(self) -> int | None: ...
+    def pause(self) -> None: ...
+    def resume(self) -> None: ...
+    def cpu_seconds(self) -> float: ...
+    def violation(self) -> Any: ...
+    def kill(self) -> None: ...
+
+
+class _Failed(Exception):
+    """A bot failed: it loses with this termination and reason."""
+
+    def __init__(self, color: engine.Color, termination: engine.Termination, reason: str):
+        super().__init__(reason)
+        self.color = color
+        self.termination = termination
+        self.reason = reason
+
+
+class _Aborted(Exception):
+    pass
+
+
+@dataclass
+class _Player:
+    color: engine.Color
+    spec: BotSpec
+    transport: Transport | None
+    clock_ms: float = 0.0
+    ready: Ready | None = None
+    ready_ms: float | None = None
+    asked: bool = False
+    paused: bool = False
+    exited: bool = False
+    info_bytes: int = 0
+    info_dropped: int = 0
+    end: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        return self.color.label
+
+
+def _violation_text(v: Any) -> str:
+    kind = getattr(v, "kind", None)
+    kind_text = getattr(kind, "value", kind)
+    message = getattr(v, "message", None) or str(v)
+    return f"{message} ({kind_text})" if kind_text else str(message)
+
+
+def _last_line(text: str, limit: int = 160) -> str:
+    for line in reversed(text.splitlines()):
+        if line.strip():
+            line = line.strip()
+            return line if len(line) <= limit else line[: limit - 3] + "..."
+    return ""
+
+
+class Referee:
+    """Plays games between bots; one referee may play many games, from several threads.
+
+    Args:
+        sandbox: the sandbox bots run in; None makes one at the host's best protection level
+            (with the engine and the bot SDK mounted read-only, see ``sandbox_settings``).
+        startup_timeout_s: how long a bot has to answer ``hello`` with ``ready``.
+        end_grace_s: how long a bot has to exit after ``end`` before it is killed.
+        move_overhead_ms: the allowance per request for the transport (not charged).
+        line_limit_bytes: the longest line a bot may write.
+        pause_between_turns: freeze each bot while it is not its turn (no thinking on the
+            opponent's time).
+    """
+
+    def __init__(
+        self,
+        sandbox: Sandbox | None = None,
+        *,
+        startup_timeout_s: float = 10.0,
+        end_grace_s: float = 1.0,
+        move_overhead_ms: int = 50,
+        line_limit_bytes: int = 64 * 1024,
+        pause_between_turns: bool = True,
+    ) -> None:
+        self._sandbox = sandbox
+        self._sandbox_lock = threading.Lock()
+        self.startup_timeout_s = startup_timeout_s
+        self.end_grace_s = end_grace_s
+        self.move_overhead_ms = move_overhead_ms
+        self.line_limit_bytes = line_limit_bytes
+        self.pause_between_turns = pause_between_turns
+
+    # ------------------------------------------------------------------------- launching
+
+    @property
+    def sandbox(self) -> Sandbox:
+        """The sandbox bots run in (made on first use when none was given)."""
+        with self._sandbox_lock:
+            if self._sandbox is None:
+                from arena.referee.sandbox import Sandbox
+
+                self._sandbox = Sandbox(sandbox_settings())
+            return self._sandbox
+
+    def play(
+        self,
+        config: GameConfig,
+        *,
+        on_action: Callable[[engine.State, engine.Action, float], None] | None = None,
+        cancel: threading.Event | None = None,
+    ) -> GameResult:
+        """Play one game: launch both bots, run the game, stop both bots, return the result.
+
+        Raises ``SandboxUnavailable`` (from the sandbox) for untrusted bots on a host without an
+        adequate sandbox, :class:`RefereeError` when the bots cannot be started for a reason
+        that is not theirs, ``ValueError`` for a bad configuration (variant, opening).
+        """
+        _check_config(config)
+        sandbox = self.sandbox
+        transports: dict[engine.Color, PipeTransport | None] = {_WHITE: None, _BLACK: None}
+        failures: dict[engine.Color, str] = {}
+        scratch: list[Path] = []
+        try:
+            for color, spec in ((_WHITE, config.white), (_BLACK, config.black)):
+                try:
+                    transports[color] = self._launch(sandbox, spec, scratch, cancel)
+                except _LaunchFailed as e:
+                    failures[color] = str(e)
+            return self.run(
+                config,
+                transports[_WHITE],
+                transports[_BLACK],
+                protection=_level_name(sandbox),
+                on_action=on_action,
+                cancel=cancel,
+                launch_failures=failures,
+            )
+        finally:
+            for t in transports.values():
+                if t is not None:
+                    with contextlib.suppress(Exception):
+                        t.kill()
+            for path in scratch:
+                shutil.rmtree(path, ignore_errors=True)
+
+    def _launch(
+        self,
+        sandbox: Sandbox,
+        spec: BotSpec,
+        scratch: list[Path],
+        cancel: threading.Event | None,
+    ) -> PipeTransport:
+        from arena.referee import sandbox as sb
+
+        folder = spec.folder
+        if not spec.path.is_dir():
+            # A single-file bot sees its own file only, never its neighbours.
+            tmp = Path(tempfile.mkdtemp(prefix="yinsh-bot-"))
+            scratch.append(tmp)
+            shutil.copy2(spec.path, tmp / spec.path.name)
+            tmp.chmod(0o755)
+            folder = tmp
+        try:
+            process = sandbox.launch(folder, list(spec.command), trusted=spec.trusted)
+        except sb.SandboxUnavailable:
+            raise
+        except FileNotFoundError as e:
+            raise _LaunchFailed(f"could not start: {e}") from None
+        except (OSError, sb.SandboxError) as e:  # type: ignore[attr-defined]
+            raise RefereeError(f"the sandbox could not start {spec.name}: {e}") from e
+        return PipeTransport(process, line_limit=self.line_limit_bytes, cancel=cancel)
+
+    # ------------------------------------------------------------------------- the game
+
+    def run(
+        self,
+        config: GameConfig,
+        white: Transport | None,
+        black: Transport | None,
+        *,
+        protection: str = "none",
+        on_action: Callable[[engine.State, engine.Action, float], None] | None = None,
+        cancel: threading.Event | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        launch_failures: dict[engine.Color, str] | None = None,
+    ) -> GameResult:
+        """Run a game over two connected bots (None for a bot that could not be started).
+
+        The transports are not killed here (the caller owns them), but both bots have been
+        sent ``end`` and given ``end_grace_s`` to exit.
+        """
+        _check_config(config)
+        return _Game(
+            self, config, white, black, protection, on_action, cancel, clock, launch_failures or {}
+        ).run()
+
+
+class _LaunchFailed(Exception):
+    pass
+
+
+def _level_name(sandbox: Any) -> str:
+    level = getattr(sandbox, "level", None)
+    return str(getattr(level, "value", level) or "unknown").lower()
+
+
+def _check_config(config: GameConfig) -> None:
+    v = engine.variant(config.variant)  # ValueError names the known variants
+    s = engine.State(v)
+    for i, token in enumerate(config.opening):
+        try:
+            s.play(token)
+        except ValueError as e:
+            raise ValueError(f"opening action {i + 1} ({token!r}): {e}") from None
+
+
+class _Game:
+    """One game in progress (the state of :meth:`Referee.run`)."""
+
+    def __init__(
+        self,
+        referee: Referee,
+        config: GameConfig,
+        white: Transport | None,
+        black: Transport | None,
+        protection: str,
+        on_action: Callable[[engine.State, engine.Action, float], None] | None,
+        cancel: threading.Event | None,
+        clock: Callable[[], float],
+        launch_failures: dict[engine.Color, str],
+    ) -> None:
+        self.ref = referee
+        self.config = config
+        self.now = clock
+        self.cancel = cancel
+        self.on_action = on_action
+        self.protection = protection
+        self.launch_failures = launch_failures
+        tc = config.time
+        self.players = (
+            _Player(_WHITE, config.white, white, float(tc.initial_ms)),
+            _Player(_BLACK, config.black, black, float(tc.initial_ms)),
+        )
+        self.state = engine.State(config.variant)
+        self.moves: list[dict[str, Any]] = []
+        self.encoder = RequestEncoder()
+        self.overhead_ms = float(referee.move_overhead_ms)
+        self.started_wall = dt.datetime.now(dt.UTC)
+        self.started = clock()
+        self.perf_start = time.perf_counter()
+
+    # --------------------------------------------------------------------- top level
+
+    def run(self) -> GameResult:
+        outcome: engine.Outcome
+        fault: engine.Color | None = None
+        try:
+            for token in self.config.opening:
+                color = self.state.turn
+                action = self.state.play(token)
+                self.encoder.append(str(action))
+                self.moves.append({"color": color.label, "action": str(action), "opening": True})
+            self._start()
+            self._loop()
+            assert self.state.outcome is not None
+            outcome = self.state.outcome
+            reason = self._rules_reason(outcome)
+        except _Failed as f:
+            fault = f.color
+            winner = f.color.other
+            outcome = engine.Outcome(engine.Result(winner.label), f.termination)
+            reason = f.reason
+        except _BothFailed as f:
+            outcome = engine.Outcome(engine.Result.DRAW, f.termination)
+            reason = f.reason
+        except (_Aborted, Cancelled):
+            outcome = engine.Outcome(engine.Result.DRAW, T.ABORTED)
+            reason = "the game was aborted by the referee (the result does not count)"
+        aborted = outcome.termination is T.ABORTED
+        self._finish(outcome, reason, fault, aborted)
+        return self._result(outcome, reason, fault, aborted)
+
+    def _rules_reason(self, outcome: engine.Outcome) -> str:
+        s = self.state
+        w, b = s.removed
+        if outcome.termination is T.ROWS:
+            n = max(w, b)
+            return f"{outcome.result.value} removed {n} ring{'s' if n != 1 else ''} ({w}-{b})"
+        what = {
+            T.POOL_EXHAUSTED: "the marker pool ran out",
+            T.NO_MOVES: "neither player could move",
+        }.get(outcome.termination, outcome.termination.value)
+        if outcome.result is engine.Result.DRAW:
+            return f"{what} with rings removed equal ({w}-{b}): a draw"
+        return f"{what}; {outcome.result.value} removed more rings ({w}-{b})"
+
+    # --------------------------------------------------------------------- start-up
+
+    def _start(self) -> None:
+        hello_deadline = self.now() + self.ref.startup_timeout_s
+        errors: dict[engine.Color, _Failed] = {}
+        for p in self.players:
+            if p.transport is None:
+                why = self.launch_failures.get(p.color, "could not be started")
+                errors[p.color] = _Failed(p.color, T.NO_START, f"{p.label} {why}")
+                continue
+            hello = protocol.Hello(
+                variant=self.state.variant.name,
+                color=p.label,
+                initial_ms=self.config.time.initial_ms,
+                increment_ms=self.config.time.increment_ms,
+                seed=self.config.seed,
+            )
+            try:
+                p.transport.send(protocol.encode(hello), hello_deadline)
+            except (Closed, Timeout) as e:
+                errors[p.color] = self._classify(p, e, starting=True)
+        for p in self.players:
+            if p.color in errors:
+                continue
+            assert p.transport is not None
+            try:
+                line = p.transport.receive(hello_deadline)
+                reply = protocol.decode_bot_message(line, expect=Ready)
+            except Cancelled:
+                raise
+            except (Closed, Timeout, LineTooLong, ProtocolError) as e:
+                errors[p.color] = self._classify(p, e, starting=True)
+                continue
+            assert isinstance(reply, Ready)
+            p.ready = reply
+            p.ready_ms = round((self.now() - self.started) * 1000.0, 1)
+        if len(errors) == 2:
+            w, b = errors[_WHITE], errors[_BLACK]
+            raise _BothFailed(w.termination, f"both bots failed to start: {w.reason}; {b.reason}")
+        if errors:
+            raise next(iter(errors.values()))
+        if self.ref.pause_between_turns:
+            for p in self.players:
+                self._pause(p)
+
+    # --------------------------------------------------------------------- the game
+
+    def _loop(self) -> None:
+        state = self.state
+        players = self.players
+        cancel = self.cancel
+        overhead = self.overhead_ms
+        increment = float(self.config.time.increment_ms)
+        pause = self.ref.pause_between_turns
+        now = self.now
+        on_action = self.on_action
+        moves = self.moves
+        while not state.is_over():
+            if cancel is not None and cancel.is_set():
+                raise _Aborted()
+            color = state.turn
+            me = players[color]
+            legal = state.legal_actions()
+            if len(legal) == 1 and legal[0].kind is engine.Kind.PASS:
+                state.push(legal[0])
+                self.encoder.append("pass")
+                moves.append({"color": me.label, "action": "pass", "forced": True})
+                if on_action is not None:
+                    on_action(state, legal[0], 0.0)
+                self._end_turn(me, color, increment, pause)
+                continue
+            tokens = {str(a): a for a in legal}
+            t = me.transport
+            assert t is not None
+            if me.paused:
+                self._resume(me)
+            me.asked = True
+            other = players[1 - color]
+            line = self.encoder.encode(
+                list(tokens), state.to_json(), round(me.clock_ms), round(other.clock_ms)
+            )
+            start = now()
+            deadline = start + (me.clock_ms + overhead) / 1000.0
+            try:
+                extra = t.unsolicited()
+                if extra:
+                    raise ProtocolError(
+                        f"wrote {extra[:60]!r} to standard output without being asked"
+                    )
+                t.send(line, deadline)
+                answer = t.receive(deadline)
+                elapsed_ms = (now() - start) * 1000.0
+                reply = protocol.decode_bot_message(answer, expect=ActionReply)
+            except Cancelled:
+                raise
+            except (Closed, Timeout, LineTooLong, ProtocolError) as e:
+                raise self._classify(me, e, starting=False, start=start) from None
+            charged = elapsed_ms - overhead
+            if charged > me.clock_ms:
+                raise self._classify(me, Timeout("late"), starting=False, start=start)
+            if charged > 0:
+                me.clock_ms -= charged
+            assert isinstance(reply, ActionReply)
+            action = tokens.get(reply.action)
+            if action is None:
+                action = self._lenient(reply.action, tokens, me)
+            state.push(action)
+            token = str(action)
+            self.encoder.append(token)
+            entry: dict[str, Any] = {
+                "color": me.label,
+                "action": token,
+                "ms": round(elapsed_ms, 2),
+                "clock_ms": round(me.clock_ms),
+            }
+            if reply.info is not None:
+                self._keep_info(me, entry, reply.info)
+            moves.append(entry)
+            if on_action is not None:
+                on_action(state, action, elapsed_ms)
+            if state.turn is not color or state.is_over():
+                self._end_turn(me, color, increment, pause)
+
+    def _end_turn(self, me: _Player, color: engine.Color, increment: float, pause: bool) -> None:
+        if self.state.turn is color and not self.state.is_over():
+            return
+        if me.asked:
+            me.clock_ms += increment
+            me.asked = False
+        if pause and not self.state.is_over() and not me.paused:
+            self._pause(me)
+
+    def _lenient(self, token: str, tokens: dict[str, engine.Action], me: _Player) -> engine.Action:
+        """Accept another spelling of a legal action (upper case, row ends swapped)."""
+        try:
+            canonical = str(engine.Action.parse(token))
+        except ValueError:
+            canonical = None
+        if canonical is not None and canonical in tokens:
+            return tokens[canonical]
+        shown = token if len(token) <= 40 else token[:37] + "..."
+        phase = self.state.next.value.replace("-", " a ")
+        raise _Failed(
+            me.color,
+            T.ILLEGAL_MOVE,
+            f"{me.label} played {shown!r}, which is not legal here "
+            f"(ply {len(self.state.history) + 1}, {me.label} must {phase})",
+        )
+
+    def _keep_info(self, me: _Player, entry: dict[str, Any], info: dict[str, Any]) -> None:
+        size = len(json.dumps(info, separators=(",", ":"), ensure_ascii=False).encode())
+        if size > INFO_LIMIT or me.info_bytes + size > INFO_TOTAL_LIMIT:
+            me.info_dropped += 1
+            entry["info_dropped"] = size
+            return
+        me.info_bytes += size
+        entry["info"] = info
+
+    # --------------------------------------------------------------------- failures
+
+    def _pause(self, p: _Player) -> None:
+        if p.transport is not None and not p.paused:
+            p.transport.pause()
+            p.paused = True
+
+    def _resume(self, p: _Player) -> None:
+        if p.transport is not None and p.paused:
+            p.transport.resume()
+            p.paused = False
+
+    def _classify(
+        self, p: _Player, error: Exception, *, starting: bool, start: float | None = None
+    ) -> _Failed:
+        """The termination and reason for a bot's failure (its sandbox violation comes first)."""
+        t = p.transport
+        assert t is not None
+        label = p.label
+        where = "during start-up" if starting else f"at ply {len(self.state.history) + 1}"
+        exited: int | None = None
+        if isinstance(error, Closed | Timeout):
+            grace = min(self.ref.end_grace_s, 1.0) if isinstance(error, Closed) else 0.0
+            exited = t.wait_exit(self.now() + grace) if grace else t.poll()
+        violation = t.violation()
+        if violation is not None:
+            return _Failed(
+                p.color,
+                T.SANDBOX,
+                f"{label} was stopped by the sandbox: {_violation_text(violation)}",
+            )
+        t.drain_stderr()
+        stderr = _last_line(t.stderr_tail)
+        said = f"; stderr: {stderr}" if stderr else ""
+        if isinstance(error, Closed) or exited is not None:
+            p.exited = exited is not None
+            how = describe_exit(exited) if exited is not None else "closed its output"
+            if exited is None:
+                return _Failed(p.color, T.CRASH, f"{label} closed its output {where}{said}")
+            return _Failed(p.color, T.CRASH, f"{label} exited {where} ({how}){said}")
+        if isinstance(error, Timeout):
+            if starting:
+                return _Failed(
+                    p.color,
+                    T.NO_START,
+                    f"{label} sent no ready within {self.ref.startup_timeout_s:g} s{said}",
+                )
+            elapsed = self.now() - (start if start is not None else self.now())
+            late = "answered only" if str(error) == "late" else "no answer"
+            return _Failed(
+                p.color,
+                T.TIME,
+                f"{label} ran out of time ({late} after {elapsed:.2f} s with "
+                f"{round(p.clock_ms)} ms on its clock + {self.overhead_ms:g} ms allowance, "
+                f"{where})",
+            )
+        if isinstance(error, LineTooLong):
+            return _Failed(p.color, T.PROTOCOL, f"{label} wrote {error} {where}")
+        return _Failed(p.color, T.PROTOCOL, f"{label} broke the protocol {where}: {error}")
+
+    # --------------------------------------------------------------------- shutting down
+
+    def _finish(
+        self, outcome: engine.Outcome, reason: str, fault: engine.Color | None, aborted: bool
+    ) -> None:
+        """Send ``end`` to the bots still running, let them exit, note how each one ended.
+
+        A bot that ended the game by failing gets ``end`` too but no grace period: it is killed
+        at once. An aborted game kills both at once.
+        """
+        live = [p for p in self.players if p.transport is not None]
+        for p in live:
+            t = p.transport
+            assert t is not None
+            p.end = {"sent_end": False}
+            if aborted:
+                t.kill()
+                p.end["killed"] = "aborted"
+                continue
+            with contextlib.suppress(Exception):
+                self._resume(p)
+            if t.poll() is None and not p.exited:
+                line = protocol.encode(protocol.End(outcome.result.value, reason))
+                with contextlib.suppress(Closed, Timeout, Cancelled):
+                    t.send(line, self.now() + min(self.ref.end_grace_s, 0.1))
+                    p.end["sent_end"] = True
+            t.close_input()
+            if p.color == fault:
+                code = t.poll()
+                if code is None:
+                    t.kill()
+                    p.end["killed"] = "after its failure"
+                    code = t.poll()
+                p.end["exit"] = describe_exit(code) if code is not None else "killed"
+        deadline = self.now() + self.ref.end_grace_s
+        for p in live:
+            t = p.transport
+            assert t is not None
+            if aborted or p.color == fault:
+                continue
+            code = t.wait_exit(deadline)
+            if code is None:
+                t.kill()
+                p.end["killed_after_grace"] = True
+                code = t.poll()
+            p.end["exit"] = describe_exit(code) if code is not None else "killed"
+        for p in live:
+            t = p.transport
+            assert t is not None
+            with contextlib.suppress(Exception):
+                p.end["cpu_s"] = round(t.cpu_seconds(), 3)
+            with contextlib.suppress(Exception):
+                t.drain_stderr()
+            v = None
+            with contextlib.suppress(Exception):
+                v = t.violation()
+            if v is not None:
+                p.end["violation"] = _violation_text(v)
+
+    def _result(
+        self, outcome: engine.Outcome, reason: str, fault: engine.Color | None, aborted: bool
+    ) -> GameResult:
+        config = self.config
+        headers: dict[str, str] = {
+            "White": config.white.label,
+            "Black": config.black.label,
+            "Date": self.started_wall.strftime("%Y.%m.%d"),
+            "TimeControl": str(config.time),
+        }
+        headers.update(dict(config.headers))
+        record = engine.Record.from_state(self.state, None if aborted else outcome, **headers)
+        if aborted:
+            record.outcome = None
+        duration = time.perf_counter() - self.perf_start
+        transcript = {
+            "protocol": protocol.PROTOCOL_VERSION,
+            "referee": REFEREE_VERSION,
+            "variant": self.state.variant.name,
+            "seed": config.seed,
+            "opening": list(config.opening),
+            "time_control": str(config.time),
+            "time": {
+                "initial_ms": config.time.initial_ms,
+                "increment_ms": config.time.increment_ms,
+                "move_overhead_ms": self.ref.move_overhead_ms,
+            },
+            "protection": self.protection,
+            "started_at": self.started_wall.isoformat(timespec="seconds"),
+            "duration_s": round(duration, 3),
+            "headers": dict(config.headers),
+            "players": {p.label: self._player_json(p) for p in self.players},
+            "moves": self.moves,
+            "result": None if aborted else outcome.result.value,
+            "termination": outcome.termination.value,
+            "reason": reason,
+            "fault": fault.label if fault is not None else None,
+        }
+        return GameResult(
+            outcome=outcome,
+            reason=reason,
+            fault=fault.label if fault is not None else None,
+            record=record,
+            transcript=transcript,
+            duration_s=duration,
+        )
+
+    def _player_json(self, p: _Player) -> dict[str, Any]:
+        out = p.spec.to_json()
+        t = p.transport
+        out["ready"] = (
+            {"name": p.ready.name, "version": p.ready.version, "ms": p.ready_ms}
+            if p.ready is not None
+            else None
+        )
+        out["clock_ms"] = round(p.clock_ms)
+        out["stderr_tail"] = t.stderr_tail if t is not None else ""
+        out["stderr_bytes"] = t.stderr_bytes if t is not None else 0
+        if p.info_dropped:
+            out["info_dropped"] = p.info_dropped
+        out.update(p.end)
+        return out
+
+
+class _BothFailed(Exception):
+    def __init__(self, termination: engine.Termination, reason: str):
+        super().__init__(reason)
+        self.termination = termination
+        self.reason = reason

@@ -1,0 +1,476 @@
+"""Running many games: a round-robin schedule, K games at once, files, interruption and resume.
+
+:func:`run_games` plays a list of :class:`Job` (one game each) on a thread pool, writes each
+finished game's record and transcript, and reports each result as it comes; setting its
+``cancel`` event aborts the running games (not counted) and starts no more. The ``match`` and
+``tournament`` commands are built on it.
+
+:class:`Tournament` is a round-robin: every pair of players meets twice per round, once with
+each colour. Its state (players, settings, finished games) is saved in ``DIR/tournament.json``
+after every game, so that an interrupted tournament resumes where it stopped::
+
+    >>> [(p.white, p.black) for p in round_robin(3, rounds=1)]
+    [(2, 1), (2, 0), (0, 1), (1, 2), (0, 2), (1, 0)]
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import math
+import os
+import re
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import engine
+from arena.referee.bots import BotError, BotSpec
+from arena.referee.match import GameConfig, GameResult, Referee, RefereeError, TimeControl
+
+__all__ = [
+    "STATE_FILE",
+    "FinishedGame",
+    "Job",
+    "Pairing",
+    "Tournament",
+    "TournamentError",
+    "cross_table",
+    "format_elo",
+    "rating_table",
+    "round_robin",
+    "run_games",
+    "write_game",
+]
+
+#: The tournament's state file inside its output folder.
+STATE_FILE = "tournament.json"
+_STATE_VERSION = 1
+
+
+class TournamentError(ValueError):
+    """A tournament that cannot be started or resumed as asked (the message says why)."""
+
+
+# ----------------------------------------------------------------------------- one game each
+
+
+@dataclass(frozen=True)
+class Job:
+    """One game to play: its number (from 1), its configuration, its files' base name."""
+
+    number: int
+    config: GameConfig
+    name: str
+
+
+@dataclass
+class FinishedGame:
+    """What is kept of a finished game (also the tournament state's entries)."""
+
+    number: int
+    white: str
+    black: str
+    result: str
+    termination: str
+    reason: str
+    fault: str | None
+    duration_s: float
+    record: str = ""
+    transcript: str = ""
+
+    @property
+    def white_score(self) -> float:
+        return {"white": 1.0, "black": 0.0, "draw": 0.5}[self.result]
+
+    @property
+    def score_text(self) -> str:
+        return {"white": "1-0", "black": "0-1", "draw": "1/2-1/2"}[self.result]
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("_") or "bot"
+
+
+def write_game(out: Path, name: str, result: GameResult) -> tuple[Path, Path]:
+    """Write a game's record (long notation) and its JSON transcript; return both paths."""
+    out.mkdir(parents=True, exist_ok=True)
+    record = out / f"{name}.txt"
+    transcript = out / f"{name}.json"
+    _atomic_write(record, result.record_text(long=True))
+    _atomic_write(transcript, json.dumps(result.transcript, indent=1, ensure_ascii=False) + "\n")
+    return record, transcript
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+Report = Callable[[Job, FinishedGame | None, GameResult | Exception], None]
+
+
+def run_games(
+    referee: Referee,
+    jobs: Sequence[Job],
+    out: Path,
+    *,
+    concurrency: int = 1,
+    cancel: threading.Event | None = None,
+    report: Report | None = None,
+) -> list[FinishedGame]:
+    """Play ``jobs``, ``concurrency`` at a time; write each finished game to ``out``.
+
+    ``report(job, finished, outcome)`` is called in the calling thread as each game ends:
+    ``finished`` is None for a game that does not count (aborted, or an infrastructure error,
+    given as ``outcome``). Returns the games that count, in the order they finished. When
+    ``cancel`` is set, running games are aborted and the others are not started.
+    """
+    cancel = cancel or threading.Event()
+    done: list[FinishedGame] = []
+    pool = concurrent.futures.ThreadPoolExecutor(
+        max_workers=max(1, concurrency), thread_name_prefix="game"
+    )
+    try:
+        futures = {pool.submit(_play_one, referee, job, out, cancel): job for job in jobs}
+        pending = set(futures)
+        while pending:
+            finished, pending = concurrent.futures.wait(
+                pending, timeout=0.2, return_when=concurrent.futures.FIRST_COMPLETED
+            )
+            for future in finished:
+                job = futures[future]
+                if future.cancelled():
+                    continue
+                try:
+                    game, result = future.result()
+                except (RefereeError, OSError) as e:
+                    if report is not None:
+                        report(job, None, e)
+                    continue
+                if game is not None:
+                    done.append(game)
+                if report is not None:
+                    report(job, game, result)
+            if cancel.is_set():
+                for future in pending:
+                    future.cancel()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    return done
+
+
+def _play_one(
+    referee: Referee, job: Job, out: Path, cancel: threading.Event
+) -> tuple[FinishedGame | None, GameResult]:
+    if cancel.is_set():
+        raise _Skipped()
+    result = referee.play(job.config, cancel=cancel)
+    if result.aborted:
+        return None, result
+    record, transcript = write_game(out, job.name, result)
+    game = FinishedGame(
+        number=job.number,
+        white=job.config.white.name,
+        black=job.config.black.name,
+        result=result.outcome.result.value,
+        termination=result.outcome.termination.value,
+        reason=result.reason,
+        fault=result.fault,
+        duration_s=round(result.duration_s, 3),
+        record=record.name,
+        transcript=transcript.name,
+    )
+    return game, result
+
+
+class _Skipped(RefereeError):
+    """A game not started because the run was cancelled."""
+
+
+# ----------------------------------------------------------------------------- round-robin
+
+
+@dataclass(frozen=True)
+class Pairing:
+    """One scheduled game: its number (from 1), round, and the players' indexes."""
+
+    number: int
+    round: int
+    white: int
+    black: int
+
+
+def round_robin(players: int, rounds: int) -> list[Pairing]:
+    """Every pair meets twice per round, once with each colour.
+
+    Within a round the pairs are ordered so that consecutive games involve different players
+    where possible (the circle method); the second leg repeats the first with colours swapped.
+    """
+    if players < 2:
+        raise TournamentError("a round-robin needs at least two players")
+    pairs = _circle_pairs(players)
+    out: list[Pairing] = []
+    for r in range(rounds):
+        legs = (pairs, [(b, a) for a, b in pairs])
+        if r % 2:
+            legs = (legs[1], legs[0])
+        for leg in legs:
+            for a, b in leg:
+                out.append(Pairing(len(out) + 1, r + 1, a, b))
+    return out
+
+
+def _circle_pairs(n: int) -> list[tuple[int, int]]:
+    ids: list[int | None] = list(range(n)) + ([None] if n % 2 else [])
+    m = len(ids)
+    pairs: list[tuple[int, int]] = []
+    for turn in range(m - 1):
+        for k in range(m // 2):
+            a, b = ids[k], ids[m - 1 - k]
+            if a is not None and b is not None:
+                pairs.append((a, b) if (turn + k) % 2 == 0 else (b, a))
+        ids = [ids[0], ids[-1], *ids[1:-1]]
+    # One orientation per pair, the lower index first unless the circle turned it.
+    seen: set[frozenset[int]] = set()
+    unique = []
+    for a, b in pairs:
+        key = frozenset((a, b))
+        if key not in seen:
+            seen.add(key)
+            unique.append((a, b))
+    return _chain(unique)
+
+
+def _chain(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Reorder so that a player does not play two games in a row where avoidable."""
+    left = list(pairs)
+    out: list[tuple[int, int]] = []
+    while left:
+        last = set(out[-1]) if out else set()
+        pick = next((p for p in left if not set(p) & last), left[0])
+        left.remove(pick)
+        out.append(pick)
+    return out
+
+
+@dataclass
+class Tournament:
+    """A round-robin's settings, schedule and finished games, saved in ``out/tournament.json``."""
+
+    out: Path
+    players: list[BotSpec]
+    variant: str
+    time: TimeControl
+    rounds: int
+    seed: int
+    games: dict[int, FinishedGame] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        engine.variant(self.variant)
+        self.names = _unique_names(self.players)
+        self.schedule = round_robin(len(self.players), self.rounds)
+
+    # ------------------------------------------------------------------------- state
+
+    @property
+    def state_path(self) -> Path:
+        return self.out / STATE_FILE
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": _STATE_VERSION,
+            "variant": self.variant,
+            "time": str(self.time),
+            "rounds": self.rounds,
+            "seed": self.seed,
+            "players": [
+                {"name": n, "path": str(p.path), "digest": p.digest, "trusted": p.trusted}
+                for n, p in zip(self.names, self.players, strict=True)
+            ],
+            "games": [asdict(g) for g in sorted(self.games.values(), key=lambda g: g.number)],
+        }
+
+    def save(self) -> None:
+        self.out.mkdir(parents=True, exist_ok=True)
+        _atomic_write(self.state_path, json.dumps(self.to_json(), indent=1) + "\n")
+
+    @classmethod
+    def load(cls, out: Path, *, trusted: bool | None = None) -> Tournament:
+        """Read a saved tournament; its bots must still be there, unchanged."""
+        path = out / STATE_FILE
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise TournamentError(f"{out}: no {STATE_FILE}; nothing to resume") from None
+        except (OSError, ValueError) as e:
+            raise TournamentError(f"{path}: cannot be read: {e}") from None
+        if data.get("version") != _STATE_VERSION:
+            raise TournamentError(f"{path}: unknown state version {data.get('version')!r}")
+        players = []
+        for p in data["players"]:
+            try:
+                spec = BotSpec.load(p["path"], trusted=p["trusted"] if trusted is None else trusted)
+            except BotError as e:
+                raise TournamentError(f"cannot resume: {e}") from None
+            if spec.digest != p["digest"]:
+                raise TournamentError(
+                    f"cannot resume: the bot at {p['path']} changed since the tournament began"
+                )
+            players.append(spec)
+        t = cls(
+            out,
+            players,
+            data["variant"],
+            TimeControl.parse(data["time"]),
+            int(data["rounds"]),
+            int(data["seed"]),
+        )
+        for g in data["games"]:
+            game = FinishedGame(**g)
+            t.games[game.number] = game
+        return t
+
+    def check_same(self, other: Tournament) -> None:
+        """Raise TournamentError unless ``other`` has the same players and settings."""
+        mine = (self.variant, str(self.time), self.rounds, self.seed)
+        theirs = (other.variant, str(other.time), other.rounds, other.seed)
+        if mine != theirs:
+            raise TournamentError(
+                "cannot resume with other settings: saved variant, time, rounds, seed = "
+                f"{mine}, given {theirs}"
+            )
+        if [p.digest for p in self.players] != [p.digest for p in other.players]:
+            raise TournamentError("cannot resume with other players (or changed bots)")
+
+    # ------------------------------------------------------------------------- playing
+
+    def jobs(self) -> list[Job]:
+        """The games still to play."""
+        out = []
+        width = len(str(len(self.schedule)))
+        for p in self.schedule:
+            if p.number in self.games:
+                continue
+            white, black = self.players[p.white], self.players[p.black]
+            config = GameConfig(
+                self.variant,
+                white,
+                black,
+                self.time,
+                seed=self.seed * 1_000_003 + p.number,
+                headers=(("Event", "round-robin"), ("Round", f"{p.round}.{p.number}")),
+            )
+            name = (
+                f"{p.number:0{width}d}-{_safe(self.names[p.white])}-vs-{_safe(self.names[p.black])}"
+            )
+            out.append(Job(p.number, config, name))
+        return out
+
+    def add(self, game: FinishedGame) -> None:
+        """Count a finished game and save the state."""
+        self.games[game.number] = game
+        self.save()
+
+    # ------------------------------------------------------------------------- results
+
+    def results(self) -> list[tuple[str, str, float]]:
+        """(white, black, white's score) of every finished game, by unique player name."""
+        out = []
+        for p in self.schedule:
+            g = self.games.get(p.number)
+            if g is not None:
+                out.append((self.names[p.white], self.names[p.black], g.white_score))
+        return out
+
+
+def _unique_names(players: Sequence[BotSpec]) -> list[str]:
+    names: list[str] = []
+    for p in players:
+        name, n = p.name, 2
+        while name in names:
+            name = f"{p.name}#{n}"
+            n += 1
+        names.append(name)
+    return names
+
+
+# ----------------------------------------------------------------------------- tables
+
+
+def cross_table(names: Sequence[str], results: Iterable[tuple[str, str, float]]) -> str:
+    """Points of each player (row) against each other (column), and in all.
+
+    >>> print(cross_table(["a", "b"], [("a", "b", 1.0), ("b", "a", 0.5)]))
+    player  a       b       score
+    a       .       1.5/2   1.5/2
+    b       0.5/2   .       0.5/2
+    """
+    points: dict[tuple[str, str], float] = {}
+    games: dict[tuple[str, str], int] = {}
+    for white, black, score in results:
+        for me, other, pts in ((white, black, score), (black, white, 1 - score)):
+            points[(me, other)] = points.get((me, other), 0.0) + pts
+            games[(me, other)] = games.get((me, other), 0) + 1
+    width = max(8, *(len(n) + 2 for n in names))
+    head = "player".ljust(width) + "".join(n.ljust(width) for n in names) + "score"
+    lines = [head]
+    for me in names:
+        cells = []
+        total = total_games = 0.0
+        for other in names:
+            if me == other:
+                cells.append(".".ljust(width))
+                continue
+            n = games.get((me, other), 0)
+            p = points.get((me, other), 0.0)
+            total += p
+            total_games += n
+            cells.append((f"{_num(p)}/{n}" if n else "-").ljust(width))
+        lines.append(me.ljust(width) + "".join(cells) + f"{_num(total)}/{int(total_games)}")
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def _num(x: float) -> str:
+    return f"{x:g}"
+
+
+def format_elo(value: float, error: float | None = None) -> str:
+    """``+35 ± 80``; infinite differences and unknown errors shown as such."""
+    if math.isinf(value):
+        text = "+inf" if value > 0 else "-inf"
+    else:
+        text = f"{value:+.0f}"
+    if error is None:
+        return text
+    if math.isnan(error) or math.isinf(error):
+        return f"{text} ± ?"
+    return f"{text} ± {error:.0f}"
+
+
+def rating_table(results: Sequence[tuple[str, str, float]], names: Sequence[str]) -> str:
+    """Ratings fitted to the results (arena.rating.fit), strongest first, mean 0."""
+    from arena.rating import fit
+
+    ratings = fit(results) if results else []
+    rated = {r.name for r in ratings}
+    width = max(8, *(len(n) + 2 for n in names))
+    lines = ["rank  " + "player".ljust(width) + "elo          games  score"]
+    for i, r in enumerate(ratings, 1):
+        lines.append(
+            f"{i:>4}  {r.name.ljust(width)}{format_elo(r.elo, r.error).ljust(13)}"
+            f"{r.games:>5}  {r.percent:5.1f}%"
+        )
+    for n in names:
+        if n not in rated:
+            lines.append(f"   -  {n.ljust(width)}{'':13}{0:>5}      -")
+    return "\n".join(lines)
+
+
+def elapsed(since: float) -> str:
+    """Seconds since a ``time.monotonic()`` value, for progress lines."""
+    return f"{time.monotonic() - since:.1f} s"

@@ -1,0 +1,110 @@
+"""Shared fixtures: sandboxes for tests that play real games.
+
+They use slot uids, a cgroup name and a state directory of their own (not those of the
+sandbox's own tests), close every sandbox they made when the test ends, and then check that no
+process or cgroup of any bot is left.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from arena.referee import cgroups
+from arena.referee.match import bot_library
+from arena.referee.sandbox import (
+    ProtectionLevel,
+    Sandbox,
+    SandboxSettings,
+    probe,
+    processes_of_uids,
+)
+
+# The bots under tests/bots/ are programs, not test modules: importing one to look for
+# doctests would run it (a fork bomb, a bot that waits for ever on its input...).
+collect_ignore_glob = ["bots/*"]
+
+GAMES_FIRST_UID = 64600
+GAMES_SLOTS = 16
+GAMES_CGROUP = "yinsh-arena-games-test"
+
+
+@pytest.fixture(scope="session")
+def games_state_dir() -> Iterator[str]:
+    directory = tempfile.mkdtemp(prefix="yinsh-games-test-")
+    os.chmod(directory, 0o711)  # staged bot folders must be reachable by the slot uids
+    yield directory
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+def games_settings(state_dir: str, **overrides: Any) -> SandboxSettings:
+    values: dict[str, Any] = {
+        "state_dir": state_dir,
+        "first_uid": GAMES_FIRST_UID,
+        "slots": GAMES_SLOTS,
+        "cgroup_name": GAMES_CGROUP,
+        "memory_mb": 256,
+        "cpu_seconds": 60.0,
+    }
+    values.update(overrides)
+    return SandboxSettings(**values)
+
+
+@pytest.fixture
+def game_sandbox(games_state_dir: str) -> Iterator[Callable[..., Sandbox]]:
+    """``make(level=None, **settings)``: a sandbox with the bot library, closed and checked.
+
+    ``level`` None is the host's best level; untrusted bots are allowed below FULL.
+    """
+    made: list[Sandbox] = []
+
+    def make(level: ProtectionLevel | None = None, **overrides: Any) -> Sandbox:
+        if level is None:
+            level = probe(games_settings(games_state_dir)).level
+        overrides.update(bot_library(level, **overrides))
+        sandbox = Sandbox(
+            games_settings(games_state_dir, **overrides),
+            level=level,
+            allow_unsandboxed=level is not ProtectionLevel.FULL,
+        )
+        made.append(sandbox)
+        return sandbox
+
+    yield make
+    for sandbox in made:
+        sandbox.close()
+    uids = range(GAMES_FIRST_UID, GAMES_FIRST_UID + GAMES_SLOTS)
+    assert not processes_of_uids(uids), "processes of a bot survived the test"
+    layout, _ = cgroups.detect()
+    if layout is not None:
+        for hierarchy in layout.hierarchies():
+            base = hierarchy / GAMES_CGROUP
+            left = [p for p in base.iterdir() if p.is_dir()] if base.is_dir() else []
+            assert not left, f"cgroups of a bot survived the test: {left}"
+
+
+@pytest.fixture
+def sandboxed(game_sandbox: Callable[..., Sandbox]) -> Callable[..., Sandbox]:
+    """Make a sandbox at the host's best level."""
+    return game_sandbox
+
+
+@pytest.fixture
+def full_sandbox(
+    game_sandbox: Callable[..., Sandbox], games_state_dir: str
+) -> Callable[..., Sandbox]:
+    """Make a sandbox at level FULL; skip the test on a host without it."""
+    if probe(games_settings(games_state_dir)).level is not ProtectionLevel.FULL:
+        pytest.skip("needs protection level FULL (root, bubblewrap, cgroups)")
+    return lambda **overrides: game_sandbox(ProtectionLevel.FULL, **overrides)
+
+
+@pytest.fixture
+def unsandboxed(game_sandbox: Callable[..., Sandbox]) -> Callable[..., Sandbox]:
+    """Make a level-NONE sandbox (plain processes), for trusted bots."""
+    return lambda **overrides: game_sandbox(ProtectionLevel.NONE, **overrides)

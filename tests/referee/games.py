@@ -1,0 +1,59 @@
+"""Fixtures and helpers for tests that play real games between real bot processes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import engine
+from arena.referee.bots import BotSpec
+from arena.referee.match import GameConfig, GameResult, Referee, TimeControl
+from arena.referee.sandbox import Sandbox
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+BOTS = ROOT / "bots"
+TEST_BOTS = ROOT / "tests" / "bots"
+VARIANTS = ("yinsh", "blitz", "yangsh", "yangsh7")
+
+
+def builtin(name: str) -> BotSpec:
+    return BotSpec.load(BOTS / name, trusted=True)
+
+
+def bot_of(kind: str, name: str) -> BotSpec:
+    return BotSpec.load(TEST_BOTS / kind / name)
+
+
+def play(
+    sandbox: Sandbox,
+    white: BotSpec,
+    black: BotSpec,
+    *,
+    variant: str = "yinsh",
+    time: str = "30+0",
+    seed: int = 1,
+    **referee,
+) -> GameResult:
+    referee.setdefault("startup_timeout_s", 20.0)
+    cfg = GameConfig(variant, white, black, TimeControl.parse(time), seed=seed)
+    return Referee(sandbox, **referee).play(cfg)
+
+
+def check_record(result: GameResult) -> None:
+    """The record replays, and says what the result says."""
+    parsed = engine.Record.parse(result.record_text())
+    assert parsed.outcome == result.outcome
+    assert parsed.actions == result.record.actions
+    assert engine.Record.parse(result.record_text(long=False)).actions == parsed.actions
+
+
+def processes_with_cmdline(fragment: bytes) -> list[int]:
+    """Host pids whose command line contains ``fragment``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if fragment in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                pass
+    return found

@@ -1,0 +1,253 @@
+"""The local commands: match, tournament (interrupted with Ctrl-C, then resumed) and checkbot."""
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+import engine
+
+from .games import BOTS, ROOT, TEST_BOTS
+
+
+@pytest.fixture(autouse=True)
+def sandbox_dir(tmp_path_factory, settings):
+    """Commands keep their sandbox state in a test folder (reachable by the slot uids)."""
+    directory = tmp_path_factory.mktemp("sandbox")
+    for p in (directory, *directory.parents):
+        if str(p).startswith("/tmp/pytest-of"):
+            p.chmod(0o711)
+    settings.SANDBOX_STATE_DIR = directory
+    return directory
+
+
+def run(*args: str) -> str:
+    from io import StringIO
+
+    out = StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue()
+
+
+def test_match_plays_alternating_colours_and_writes_replayable_games(tmp_path):
+    out = run(
+        "match",
+        str(BOTS / "random"),
+        str(BOTS / "greedy"),
+        "--games",
+        "2",
+        "--time",
+        "20+0.1",
+        "--seed",
+        "3",
+        "--out",
+        str(tmp_path),
+    )
+    assert "Sandbox: protection level" in out
+    assert "[1/2] random - greedy:" in out and "[2/2] greedy - random:" in out
+    assert "Score of random vs greedy:" in out and "Elo difference:" in out
+    for n, (white, black) in ((1, ("random", "greedy")), (2, ("greedy", "random"))):
+        record = engine.Record.parse((tmp_path / f"game-{n}.txt").read_text())
+        transcript = json.loads((tmp_path / f"game-{n}.json").read_text())
+        assert record.headers["White"].startswith(white)
+        assert record.headers["Black"].startswith(black)
+        assert record.outcome.result.value == transcript["result"]
+        assert transcript["players"]["white"]["name"] == white
+        assert transcript["seed"] == 3
+
+
+def test_match_without_sandbox_says_so(tmp_path):
+    out = run(
+        "match",
+        str(BOTS / "random"),
+        str(BOTS / "random"),
+        "--games",
+        "1",
+        "--no-sandbox",
+        "--out",
+        str(tmp_path),
+    )
+    assert "Sandbox: none (--no-sandbox)" in out
+    assert (tmp_path / "game-1.txt").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["/no/such/bot", str(BOTS / "random")], "no such bot folder or file"),
+        ([str(TEST_BOTS), str(BOTS / "random")], "no bot.toml"),
+        ([str(BOTS / "random"), str(BOTS / "random"), "--time", "fast"], "bad time control"),
+        ([str(BOTS / "random"), str(BOTS / "random"), "--variant", "chess"], "unknown variant"),
+        ([str(BOTS / "random"), str(BOTS / "random"), "--games", "0"], "--games"),
+    ],
+)
+def test_match_refuses_bad_arguments_clearly(args, message):
+    with pytest.raises(CommandError, match=message):
+        run("match", *args)
+
+
+def test_tournament_prints_a_cross_table_and_ratings(tmp_path):
+    bots = [str(BOTS / b) for b in ("random", "greedy", "search")]
+    out = run(
+        "tournament",
+        *bots,
+        "--rounds",
+        "1",
+        "--concurrency",
+        "2",
+        "--time",
+        "5+0.05",
+        "--out",
+        str(tmp_path),
+    )
+    assert out.count("/6 done") == 6
+    assert "player  random  greedy  search  score" in out
+    assert "rank  player" in out and "elo" in out
+    state = json.loads((tmp_path / "tournament.json").read_text())
+    assert len(state["games"]) == 6
+    colours = {(g["white"], g["black"]) for g in state["games"]}
+    assert len(colours) == 6  # every pair with each colour once
+    for g in state["games"]:
+        engine.Record.parse((tmp_path / g["record"]).read_text())
+
+
+def test_tournament_refuses_to_overwrite_and_to_resume_nothing(tmp_path):
+    with pytest.raises(CommandError, match="nothing to resume"):
+        run("tournament", "--resume", "--out", str(tmp_path))
+    with pytest.raises(CommandError, match="at least two bots"):
+        run("tournament", str(BOTS / "random"), "--out", str(tmp_path))
+
+
+def _read_until(proc: subprocess.Popen, needle: str, timeout: float) -> str:
+    seen = ""
+    deadline = time.monotonic() + timeout
+    while needle not in seen:
+        left = deadline - time.monotonic()
+        assert left > 0, f"{needle!r} did not appear in time; output so far:\n{seen}"
+        ready, _, _ = select.select([proc.stdout], [], [], left)
+        if ready:
+            chunk = os.read(proc.stdout.fileno(), 65536).decode()
+            if not chunk:
+                break
+            seen += chunk
+    return seen
+
+
+def test_an_interrupted_tournament_keeps_its_games_and_resumes(tmp_path, sandbox_dir):
+    out = tmp_path / "t"
+    bots = [str(BOTS / b) for b in ("greedy", "search", "random")]
+    env = dict(os.environ, ARENA_SANDBOX_DIR=str(sandbox_dir), PYTHONUNBUFFERED="1")
+    args = [
+        sys.executable,
+        "manage.py",
+        "tournament",
+        *bots,
+        "--rounds",
+        "2",
+        "--concurrency",
+        "2",
+        "--time",
+        "4+0.05",
+        "--out",
+        str(out),
+    ]
+    proc = subprocess.Popen(
+        args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    try:
+        first = _read_until(proc, "done", timeout=120)
+        proc.send_signal(signal.SIGINT)
+        rest, _ = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    first += rest.decode()
+    assert proc.returncode == 130, first
+    assert "interrupted:" in first and "--resume" in first
+    state = json.loads((out / "tournament.json").read_text())
+    kept = {g["number"] for g in state["games"]}
+    assert 1 <= len(kept) < 12
+    stamps = {
+        n: (out / g["record"]).stat().st_mtime_ns
+        for n, g in ((g["number"], g) for g in state["games"])
+    }
+
+    second = subprocess.run(
+        [*args, "--resume"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert f"Resuming: {len(kept)} games already played" in second.stdout
+    state = json.loads((out / "tournament.json").read_text())
+    assert sorted(g["number"] for g in state["games"]) == list(range(1, 13))
+    for n in kept:  # finished games were not played again
+        assert f"[{n:>2}] " not in second.stdout
+        record = next(g["record"] for g in state["games"] if g["number"] == n)
+        assert (out / record).stat().st_mtime_ns == stamps[n]
+    assert "player" in second.stdout and "rank" in second.stdout
+
+
+def test_resuming_with_other_settings_is_refused(tmp_path):
+    bots = [str(BOTS / "random"), str(BOTS / "greedy")]
+    run("tournament", *bots, "--time", "5+0", "--no-sandbox", "--out", str(tmp_path))
+    with pytest.raises(CommandError, match="other settings"):
+        run(
+            "tournament", *bots, "--time", "9+0", "--resume", "--no-sandbox", "--out", str(tmp_path)
+        )
+
+
+def test_checkbot_passes_a_good_bot():
+    out = run("checkbot", str(BOTS / "random"), "--time", "30+0.5")
+    assert "ok    start-up: ready in" in out
+    assert "ok    conformance: passed" in out
+    assert "FAIL" not in out
+
+
+def test_checkbot_fails_a_bad_bot_with_a_readable_report():
+    from io import StringIO
+
+    out = StringIO()
+    with pytest.raises(CommandError, match="does not conform"):
+        call_command("checkbot", str(TEST_BOTS / "protocol" / "exits_midgame"), stdout=out)
+    text = out.getvalue()
+    assert "FAIL  game 1 (exits_midgame white" in text
+    assert "exit code 3" in text
+    assert "giving up after three actions" in text
+    assert "FAIL  conformance: failed" in text
+
+
+def test_checkbot_fails_a_bot_that_does_not_exit_after_end():
+    from io import StringIO
+
+    out = StringIO()
+    with pytest.raises(CommandError):
+        call_command(
+            "checkbot", str(TEST_BOTS / "protocol" / "ignores_end"), "--games", "1", stdout=out
+        )
+    assert "did not exit within 1 s of end" in out.getvalue()
+
+
+def test_a_single_executable_file_is_a_bot(tmp_path):
+    bot = tmp_path / "first.py"
+    bot.write_text(
+        "#!/usr/bin/python3\n"
+        "import json, sys\n"
+        "for line in sys.stdin:\n"
+        "    m = json.loads(line)\n"
+        "    if m['type'] == 'hello': print(json.dumps({'type': 'ready', 'name': 'first'}))\n"
+        "    elif m['type'] == 'request':\n"
+        "        print(json.dumps({'type': 'action', 'action': m['actions'][0]}))\n"
+        "    else: break\n"
+        "    sys.stdout.flush()\n"
+    )
+    bot.chmod(0o755)
+    tmp_path.chmod(0o755)
+    out = run("checkbot", str(bot), "--games", "1")
+    assert "ok    conformance: passed" in out
+    assert Path(bot).exists()
