@@ -1,0 +1,139 @@
+"""Fixtures for the sandbox tests (all named ``sandbox_*`` or ``make_sandbox``).
+
+Test sandboxes use slot uids, a cgroup name and a state directory of their own, so they never
+touch the bots of a real referee on the same host; each test session takes its own block of
+slot uids, so two sessions running at once (two developers, or CI and a developer) never share
+a slot either. Every sandbox a test makes is closed afterwards, and the teardown checks that no
+process, cgroup or staged copy is left.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from arena.referee import cgroups
+from arena.referee.sandbox import (
+    HOST_SLOT_LOCKS,
+    ProtectionLevel,
+    Sandbox,
+    SandboxSettings,
+    processes_of_uids,
+)
+
+SANDBOX_TEST_BASE_UID = 64500
+SANDBOX_TEST_SLOTS = 8
+SANDBOX_TEST_SESSIONS = 8  # blocks of slot uids: 64500-64563
+SANDBOX_TEST_CGROUP = "yinsh-arena-test"
+
+
+def sandbox_slot_cgroups(uids: range) -> list[Path]:
+    """Slot cgroup directories of the test slots ``uids`` that exist."""
+    layout, _ = cgroups.detect()
+    if layout is None:
+        return []
+    names = {f"slot-{uid}" for uid in uids}
+    found: list[Path] = []
+    for hierarchy in layout.hierarchies():
+        base = hierarchy / SANDBOX_TEST_CGROUP
+        if base.is_dir():
+            found += [p for p in base.iterdir() if p.is_dir() and p.name in names]
+    return found
+
+
+def sandbox_leftovers(uids: range) -> tuple[dict[int, list[int]], list[Path]]:
+    """Live processes and cgroups of the test slots ``uids``: none once sandboxes are closed."""
+    return processes_of_uids(uids), sandbox_slot_cgroups(uids)
+
+
+@pytest.fixture(scope="session")
+def sandbox_test_uids() -> Iterator[range]:
+    """This session's slot uids: a block no other test session on the host holds."""
+    if os.geteuid() != 0:
+        yield range(SANDBOX_TEST_BASE_UID, SANDBOX_TEST_BASE_UID + SANDBOX_TEST_SLOTS)
+        return
+    directory = Path(HOST_SLOT_LOCKS)
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    for block in range(SANDBOX_TEST_SESSIONS):
+        fd = os.open(directory / f"test-block-{block}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            continue
+        try:
+            first = SANDBOX_TEST_BASE_UID + block * SANDBOX_TEST_SLOTS
+            yield range(first, first + SANDBOX_TEST_SLOTS)
+        finally:
+            os.close(fd)
+        return
+    pytest.fail(f"all {SANDBOX_TEST_SESSIONS} blocks of test slot uids are held by other sessions")
+
+
+@pytest.fixture(scope="session")
+def sandbox_state_dir() -> Iterator[str]:
+    """A state directory shared by every test sandbox of the session."""
+    directory = tempfile.mkdtemp(prefix="yinsh-sandbox-test-")
+    os.chmod(directory, 0o711)  # staged bot folders must be reachable by the slot uids
+    yield directory
+    shutil.rmtree(directory, ignore_errors=True)
+    layout, _ = cgroups.detect()
+    if layout is not None:
+        for hierarchy in layout.hierarchies():
+            with contextlib.suppress(OSError):  # busy while another session uses it
+                (hierarchy / SANDBOX_TEST_CGROUP).rmdir()
+
+
+@pytest.fixture
+def sandbox_test_settings(
+    sandbox_state_dir: str, sandbox_test_uids: range
+) -> Callable[..., SandboxSettings]:
+    """Build test SandboxSettings: small limits, this session's uids, overridable per test."""
+
+    def build(**overrides: Any) -> SandboxSettings:
+        values: dict[str, Any] = {
+            "state_dir": sandbox_state_dir,
+            "first_uid": sandbox_test_uids.start,
+            "slots": len(sandbox_test_uids),
+            "cgroup_name": SANDBOX_TEST_CGROUP,
+            "memory_mb": 256,
+            "cpu_seconds": 60.0,
+        }
+        values.update(overrides)
+        return SandboxSettings(**values)
+
+    return build
+
+
+@pytest.fixture
+def make_sandbox(
+    sandbox_test_settings: Callable[..., SandboxSettings], sandbox_test_uids: range
+) -> Iterator[Callable[..., Sandbox]]:
+    """Make sandboxes that are closed, and checked for leftovers, when the test ends."""
+    made: list[Sandbox] = []
+
+    def make(
+        level: ProtectionLevel | None = None, allow_unsandboxed: bool = False, **overrides: Any
+    ) -> Sandbox:
+        sandbox = Sandbox(
+            sandbox_test_settings(**overrides), level=level, allow_unsandboxed=allow_unsandboxed
+        )
+        made.append(sandbox)
+        return sandbox
+
+    yield make
+    for sandbox in made:
+        sandbox.close()
+    processes, groups = sandbox_leftovers(sandbox_test_uids)
+    assert not processes, f"processes of sandbox uids survived the test: {processes}"
+    assert not groups, f"cgroups survived the test: {groups}"
+    for sandbox in made:
+        assert not sandbox._staging.exists(), "a staged bot folder survived its sandbox"
