@@ -184,7 +184,11 @@ def main(argv: list[str] | None = None) -> int:
         Shell().run(sys.stdin, sys.stdout)
         return 0
     if args.command == "replay":
-        text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text()
+        try:
+            text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text()
+        except (OSError, UnicodeDecodeError) as e:
+            print(f"{args.file}: cannot read: {e}", file=sys.stderr)
+            return 1
         try:
             record = Record.parse(text, default_variant=args.variant)
         except RecordError as e:

@@ -155,7 +155,13 @@ def replay(text: str, variant: str | Variant = "yinsh") -> State:
     """
     moves = read_moves(text, variant)
     if moves.resigned is not None:
-        raise NotationError("a resignation is not a move", token="resign")
+        tokens = _tokens(text)  # the resignation is the last one
+        raise NotationError(
+            "a resignation is not a move",
+            token=tokens[-1],
+            number=len(tokens),
+            position=moves.state.describe(),
+        )
     return moves.state
 
 
@@ -184,9 +190,13 @@ def read_moves(text: str, variant: str | Variant = "yinsh", *, unfinished: bool 
                 )
         if body == "resign":
             if k != len(tokens) - 1:
-                raise NotationError("moves after a resignation", token=token, number=number)
+                raise NotationError(
+                    "moves after a resignation", token=token, number=number, position=s.describe()
+                )
             if s.is_over():
-                raise NotationError("the game is already over", token=token, number=number)
+                raise NotationError(
+                    "the game is already over", token=token, number=number, position=s.describe()
+                )
             resigned = s.turn
             break
         _play_turn(s, body, token, number, partial=unfinished and k == len(tokens) - 1)
@@ -208,7 +218,7 @@ def _play_turn(s: State, body: str, token: str, number: int, partial: bool = Fal
             position=s.describe(),
         )
     if not body:
-        raise NotationError("an empty move", token=token, number=number)
+        raise NotationError("an empty move", token=token, number=number, position=s.describe())
     for part in body.split(";"):
         if s.is_over() or s.turn != player:
             raise NotationError(

@@ -100,7 +100,9 @@ class Record:
         """
         headers: dict[str, str] = {}
         body: list[str] = []
-        for n, raw in enumerate(text.splitlines(), 1):
+        # Lines end at "\n" only: splitlines() would also break a header value at a form feed
+        # or a Unicode line separator, which the writer leaves as they are.
+        for n, raw in enumerate(text.split("\n"), 1):
             line = raw.strip()
             if not line or line.startswith("#"):
                 continue

@@ -638,6 +638,8 @@ class State:
             result, termination = data.get("result"), data.get("termination")
         except KeyError as e:
             raise ValueError(f"position lacks {e.args[0]!r} or has a bad value there") from None
+        except (TypeError, AttributeError):
+            raise ValueError("position has a value of the wrong type") from None
         for value, what in (
             (removed[0], "removed.white"),
             (removed[1], "removed.black"),
@@ -662,6 +664,17 @@ class State:
         complete = all(rings[c].bit_count() + removed[c] == v.rings for c in (0, 1))
         if placing == complete and phase is not Phase.OVER:
             raise ValueError("rings still to place must match next=place")
+        if placing and (markers[0] | markers[1] or any(removed)):
+            raise ValueError("no marker is played and no ring removed before all rings are placed")
+        if placing and rings[0].bit_count() - rings[1].bit_count() != turn:
+            raise ValueError("White places first: the turn does not match the rings placed")
+        if phase is not Phase.OVER:
+            if max(removed) >= v.rows_to_win:
+                raise ValueError("a player has removed the rings to win, so next must be over")
+            if passes >= 2:
+                raise ValueError("two passes in a row end the game, so next must be over")
+            if phase is Phase.MOVE and pool == 0:
+                raise ValueError("next=move with an empty pool: the game is over")
         s.rings, s.markers, s.removed = rings, markers, removed
         s.pool, s.turn, s.moved, s.passes = pool, turn, moved, passes
         s._phase = _PHASE_NUMBER[phase]
