@@ -102,6 +102,18 @@ _PLACE, _MOVE, _REMOVE_ROW, _REMOVE_RING, _OVER = range(5)
 _PHASES = (Phase.PLACE, Phase.MOVE, Phase.REMOVE_ROW, Phase.REMOVE_RING, Phase.OVER)
 _PHASE_NUMBER = {p: i for i, p in enumerate(_PHASES)}
 _COLORS = (Color.WHITE, Color.BLACK)
+_KIND_OF_PHASE = {
+    _PLACE: Kind.PLACE,
+    _MOVE: Kind.MOVE,
+    _REMOVE_ROW: Kind.REMOVE_ROW,
+    _REMOVE_RING: Kind.REMOVE_RING,
+}
+_PHASE_WORDS = {
+    _PLACE: "place a ring",
+    _MOVE: "move a ring",
+    _REMOVE_ROW: "remove a row",
+    _REMOVE_RING: "remove a ring",
+}
 
 
 class _Tables:
@@ -326,16 +338,64 @@ class State:
                         f"{action} names a point that is not on the {self.variant.title} board; "
                         f"position: {self.describe()}"
                     )
-                raise IllegalAction(f"{action} is not a legal action; position: {self.describe()}")
+                raise IllegalAction(f"{action} is not legal: {self._why_illegal(action)}")
             action = canonical
         if action not in self.legal_actions():
             raise IllegalAction(f"{action} is not legal: {self._why_illegal(action)}")
         return action
 
     def _why_illegal(self, action: Action) -> str:
+        """Why a well-formed action is not legal here, in words, then the position."""
+        where = f"; position: {self.describe()}"
         if self._phase == _OVER:
-            return f"the game is over; position: {self.describe()}"
-        return f"expected {self.next.value} by {self.turn.label}; position: {self.describe()}"
+            return "the game is over" + where
+        wanted = _KIND_OF_PHASE.get(self._phase)
+        if action.kind == Kind.PASS and self._phase == _MOVE:
+            return f"{self.turn.label} has a ring that can move" + where
+        if action.kind != wanted:
+            return f"{self.turn.label} must {_PHASE_WORDS[self._phase]} now" + where
+        g = self._g
+        occupied = self.rings[0] | self.rings[1] | self.markers[0] | self.markers[1]
+        if action.kind == Kind.PLACE:
+            if action.a in self.variant.no_placement:
+                return f"no ring may be placed on a corner in {self.variant.title}" + where
+            if occupied >> g.index[action.a] & 1:
+                return f"{action.a} is taken" + where
+        elif action.kind == Kind.MOVE:
+            return self._why_not_move(action.a, action.b) + where
+        elif action.kind == Kind.REMOVE_ROW:
+            return f"{action.a}-{action.b} is not a row of five {self.turn.label} markers" + where
+        elif action.kind == Kind.REMOVE_RING:
+            return f"there is no {self.turn.label} ring on {action.a}" + where
+        return "not allowed by the rules" + where
+
+    def _why_not_move(self, a: str, b: str) -> str:
+        g = self._g
+        i, j = g.index[a], g.index[b]
+        me = self.turn
+        if not self.rings[me] >> i & 1:
+            return f"there is no {me.label} ring on {a}"
+        ray = next((r for r in g.rays[i] if j in r), None)
+        if ray is None:
+            return f"{a} and {b} are not on one line"
+        rings = self.rings[0] | self.rings[1]
+        markers = self.markers[0] | self.markers[1]
+        jumped = False
+        for k in ray:
+            if rings >> k & 1:
+                return f"the ring on {g.names[k]} is in the way (rings cannot be jumped)"
+            if markers >> k & 1:
+                if k == j:
+                    return f"{b} holds a marker (a ring must land on a vacant space)"
+                jumped = True
+            elif k == j:
+                break
+            elif jumped:
+                return (
+                    f"a ring that jumps markers must stop on the first vacant space after "
+                    f"them, {g.names[k]}"
+                )
+        return "not allowed by the rules"
 
     # ----------------------------------------------------------------------------- changing
 
@@ -528,9 +588,11 @@ class State:
             removed = (v.rings - wr.bit_count(), v.rings - br.bit_count())
         for label, on_board, gone in (("white", wr, removed[0]), ("black", br, removed[1])):
             if on_board.bit_count() + gone != v.rings or not 0 <= gone < v.rows_to_win:
+                count = on_board.bit_count()
                 raise ValueError(
-                    f"{label} has {on_board.bit_count()} rings on the board and {gone} removed; "
-                    f"{v.title} needs {v.rings} in all, fewer than {v.rows_to_win} removed"
+                    f"{label} has {count} ring{'s' if count != 1 else ''} on the board and "
+                    f"{gone} removed; {v.title} needs {v.rings} in all, fewer than "
+                    f"{v.rows_to_win} removed"
                 )
         pool = v.markers - (wm | bm).bit_count()
         if pool < 0:

@@ -93,7 +93,7 @@ def test_shell_setpos_sets_a_ring_moving_position():
     assert out[0] == "ok"
     assert out[1] == "state next=move turn=b wr=e5,j11,k8,k9,k10 br=a2,b1,d1,e1,f2 wm=e6 bm="
     assert out[2].startswith("moves ") and " a2-a3 " in out[2]
-    assert out[3].startswith("error ") and "rings" in out[3]
+    assert out[3].startswith("error ") and "ring on the board" in out[3]
     assert out[4].startswith("error bad field 'xx=a3'")
     assert out[5].startswith("error usage: setpos")
     assert out[6] == out[1]  # errors leave the position alone

@@ -219,7 +219,7 @@ def test_error_illegal_move():
     assert "g8-g9 is not legal" in str(e)
     e = error(f"{OPENING} 11.h7-i9")  # not a line
     assert_names(e, "11.h7-i9", 11, "next=move turn=w")
-    assert "h7-i9 is not a legal action" in str(e)
+    assert "h7-i9 is not legal: h7 and i9 are not on one line" in str(e)
 
 
 def test_error_point_off_the_board():

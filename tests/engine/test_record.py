@@ -216,7 +216,9 @@ def test_a_bad_move_names_the_token_the_move_number_and_the_position():
 
 
 def test_a_yangsh_record_refuses_a_corner():
-    with pytest.raises(RecordError, match=r"move 1, '1\.a1': a1 is not a legal action"):
+    with pytest.raises(
+        RecordError, match=r"move 1, '1\.a1': a1 is not legal: no ring may be placed on a corner"
+    ):
         Record.parse(record_text("1.a1", Variant="yangsh"))
 
 

@@ -39,7 +39,7 @@ def test_parse_action_tells_syntax_board_and_rules_apart():
         s.parse_action("z9")
     with pytest.raises(InvalidAction, match="not on the YINSH board"):
         s.parse_action("a1")
-    with pytest.raises(IllegalAction, match="e5-e6 is not legal: expected place by white"):
+    with pytest.raises(IllegalAction, match="e5-e6 is not legal: white must place a ring now"):
         s.parse_action("e5-e6")
     assert s.parse_action("E5").data is not None  # the canonical action, with its board data
 
@@ -98,3 +98,44 @@ def test_describe_is_one_line_with_the_result_once_over():
         s.play(token)
     assert s.describe().endswith(" result=white")
     assert repr(s).startswith("<State yinsh next=over")
+
+
+def test_illegal_actions_say_why_in_words():
+    s = State("yinsh")
+    for token in "e3 a5 b5 c6 d6 e4 h7 g2 g3 g8".split():
+        s.play(token)
+    reasons = {
+        "a2-a3": "there is no white ring on a2",
+        "e3-e9": "the ring on e4 is in the way",
+        "e3-f5": "are not on one line",
+        "xa5": "white must move a ring now",
+        "e5": "white must move a ring now",
+        "pass": "white has a ring that can move",
+    }
+    for token, words in reasons.items():
+        with pytest.raises(IllegalAction, match=words):
+            s.play(token)
+    s = State.from_setup(
+        "yinsh",
+        0,
+        ["a2", "c3", "e5", "g7", "i9"],
+        ["k10", "b1", "d1", "f2", "h3"],
+        ["a3", "a4"],
+        ["b4"],
+    )
+    with pytest.raises(IllegalAction, match="holds a marker"):
+        s.play("a2-a4")
+    s = State.from_setup(
+        "yinsh", 0, ["a2", "c3", "e5", "g7", "i9"], ["k10", "b1", "d1", "f2", "h3"], ["a3"], []
+    )
+    with pytest.raises(IllegalAction, match="first vacant space after them, a4"):
+        s.play("a2-a5")
+
+
+def test_a_yangsh_corner_refusal_names_the_corner_rule():
+    s = State("yangsh")
+    with pytest.raises(IllegalAction, match="corner"):
+        s.play("a1")
+    s.play("b2")
+    with pytest.raises(IllegalAction, match="b2 is taken"):
+        s.play("b2")
