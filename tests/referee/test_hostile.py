@@ -21,8 +21,10 @@ import pytest
 
 import engine
 from arena.referee.bots import BotSpec
+from arena.referee.sandbox import processes_of_uids
+from tests.conftest import GAMES_FIRST_UID, GAMES_SLOTS
 
-from .games import TEST_BOTS, builtin, check_record, play, processes_with_cmdline
+from .games import TEST_BOTS, builtin, check_record, play
 
 T = engine.Termination
 HOSTILE = TEST_BOTS / "hostile"
@@ -142,11 +144,12 @@ def test_a_hostile_bot_loses_and_leaves_nothing_behind(
 
 
 def test_the_orphan_of_a_hostile_bot_is_gone_after_the_match(full_sandbox, tmp_path):
-    before = set(processes_with_cmdline(b"main.py"))
     result = play(full_sandbox(), adapted("orphan", tmp_path), builtin("random"))
     grandchild = json.loads(result.transcript["players"]["white"]["stderr_tail"].splitlines()[0])
     assert grandchild["act"] == "orphan"
-    assert set(processes_with_cmdline(b"main.py")) <= before
+    # The game is over and the sandbox still open: not one process of any bot slot is left.
+    uids = range(GAMES_FIRST_UID, GAMES_FIRST_UID + GAMES_SLOTS)
+    assert not processes_of_uids(uids)
 
 
 @pytest.fixture
