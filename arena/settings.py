@@ -8,6 +8,7 @@ under ``var/``, a Celery broker in an SQLite file, debug on. Production sets at 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import dj_database_url
@@ -35,7 +36,13 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "arena.local",
+    "arena.bots",
+    "arena.games",
+    "arena.tournaments",
+    "arena.web",
+    "arena.api",
 ]
 
 MIDDLEWARE = [
@@ -80,12 +87,19 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         "timeout": 30,
     }
     DATABASES["default"]["CONN_MAX_AGE"] = 0
+    # The test database is a file, not Django's default in-memory one, so that a real worker
+    # process started by the end-to-end tests sees the same data. One file per test run.
+    DATABASES["default"]["TEST"] = {
+        "NAME": env_str("ARENA_TEST_DATABASE", str(VAR_DIR / f"test-{os.getpid()}.sqlite3"))
+    }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --------------------------------------------------------------------------- files
 
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
+#: The site's own static files (arena/static/arena/: the style sheet, the replay widget).
+STATICFILES_DIRS = [BASE_DIR / "arena" / "static"]
 MEDIA_URL = "media/"
 MEDIA_ROOT = VAR_DIR / "media"
 STORAGES = {
@@ -118,7 +132,11 @@ SANDBOX_STATE_DIR = env_path("ARENA_SANDBOX_DIR", VAR_DIR / "sandbox")
 # --------------------------------------------------------------------------- Celery
 
 REDIS_URL = env_str("REDIS_URL", "")
-CELERY_BROKER_URL = REDIS_URL or f"sqla+sqlite:///{VAR_DIR / 'celery-broker.sqlite3'}"
+#: The broker: Redis when REDIS_URL is set, else a file next to the database (any Celery
+#: broker URL can also be given directly).
+CELERY_BROKER_URL = env_str(
+    "ARENA_CELERY_BROKER_URL", REDIS_URL or f"sqla+sqlite:///{VAR_DIR / 'celery-broker.sqlite3'}"
+)
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
@@ -126,11 +144,104 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
+#: The queue every arena task goes to (a test run uses its own).
+CELERY_TASK_DEFAULT_QUEUE = env_str("ARENA_CELERY_QUEUE", "arena")
 #: A task not acknowledged within this many seconds is delivered again (Redis); every task's
-#: hard time limit stays below it.
+#: hard time limit stays below it (tests/arena/test_limits.py checks this).
 CELERY_VISIBILITY_TIMEOUT = env_int("ARENA_VISIBILITY_TIMEOUT", 4 * 3600)
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_VISIBILITY_TIMEOUT}
+CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, float] = {
+    "visibility_timeout": CELERY_VISIBILITY_TIMEOUT
+}
+if CELERY_BROKER_URL.startswith("sqla+"):
+    # The SQLAlchemy transport hands its options to SQLAlchemy's create_engine, so it gets
+    # none. It has no visibility timeout: it marks a message delivered when a worker takes it
+    # and never delivers it again, even if that worker dies; the sweeper
+    # (arena.games.services.sweep) re-sends the work of dead workers.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {}
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_TIMEZONE = "UTC"
+
+# --------------------------------------------------------------------------- the arena
+
+#: The Site header of game records and the site's title.
+SITE_NAME = env_str("ARENA_SITE_NAME", "YINSH bot arena")
+
+#: Variants the ladder keeps games flowing in.
+LADDER_VARIANTS = env_list("ARENA_LADDER_VARIANTS", ["yinsh", "blitz", "yangsh"])
+#: Time control of ladder games (seconds + increment), e.g. "10+0.1".
+LADDER_TIME_CONTROL = env_str("ARENA_LADDER_TIME_CONTROL", "10+0.1")
+#: At most this many ladder matches per variant are queued or running at once.
+LADDER_QUEUE_DEPTH = env_int("ARENA_LADDER_QUEUE_DEPTH", 3)
+#: At most this many matches of one tournament are queued or running at once.
+TOURNAMENT_PARALLEL = env_int("ARENA_TOURNAMENT_PARALLEL", 4)
+#: Whether every logged-in user may organise tournaments (else: users with the
+#: tournaments.add_tournament permission, e.g. members of the "organisers" group).
+OPEN_TOURNAMENTS = env_bool("ARENA_OPEN_TOURNAMENTS", DEBUG)
+
+#: Games a new bot version plays against the built-in random bot before it is rated.
+QUALIFICATION_GAMES = env_int("ARENA_QUALIFICATION_GAMES", 2)
+QUALIFICATION_TIME_CONTROL = env_str("ARENA_QUALIFICATION_TIME_CONTROL", "5+0.1")
+#: Games of the protocol conformance check (arena.referee.checkbot), and their clock.
+CHECK_GAMES = env_int("ARENA_CHECK_GAMES", 2)
+CHECK_TIME_CONTROL = env_str("ARENA_CHECK_TIME_CONTROL", "20+0.2")
+
+#: Limits on an uploaded archive, applied while unpacking it (in a worker).
+BOT_MAX_FILES = env_int("ARENA_BOT_MAX_FILES", 2000)
+BOT_MAX_UNPACKED_BYTES = env_int("ARENA_BOT_MAX_UNPACKED_BYTES", 200 * 1024 * 1024)
+BOT_MAX_COMPRESSION_RATIO = env_int("ARENA_BOT_MAX_COMPRESSION_RATIO", 100)
+
+#: The bot the ratings are anchored to, and its fixed rating.
+RATING_ANCHOR_BOT = env_str("ARENA_RATING_ANCHOR_BOT", "random")
+RATING_ANCHOR_ELO = float(env_int("ARENA_RATING_ANCHOR_ELO", 1000))
+#: The system user that owns the built-in bots.
+SYSTEM_USERNAME = env_str("ARENA_SYSTEM_USER", "arena")
+#: Where the built-in bots are (each a folder with bot.toml).
+BUILTIN_BOTS_DIR = env_path("ARENA_BUILTIN_BOTS", BASE_DIR / "bots")
+BUILTIN_BOTS = env_list("ARENA_BUILTIN_BOT_NAMES", ["random", "greedy", "search"])
+
+#: Most actions a game can have: with the time control it bounds a match's time budget.
+MATCH_MAX_ACTIONS = env_int("ARENA_MATCH_MAX_ACTIONS", 600)
+#: A running match writes a heartbeat this often; one silent for MATCH_STALE_AFTER seconds
+#: belongs to a dead worker and is re-queued, at most MATCH_MAX_ATTEMPTS times in all.
+MATCH_HEARTBEAT_S = env_int("ARENA_MATCH_HEARTBEAT", 10)
+MATCH_STALE_AFTER_S = env_int("ARENA_MATCH_STALE_AFTER", 60)
+MATCH_MAX_ATTEMPTS = env_int("ARENA_MATCH_MAX_ATTEMPTS", 3)
+#: A queued match nobody claimed for this long has its message sent again (a lost message;
+#: duplicates are harmless). Redis keeps messages safe (visibility timeout); the embedded
+#: broker can lose the few a dying worker had taken, so it resends sooner.
+MATCH_RESEND_AFTER_S = env_int(
+    "ARENA_MATCH_RESEND_AFTER", 120 if CELERY_BROKER_URL.startswith("sqla+") else 900
+)
+#: Seconds between runs of the periodic tasks.
+LADDER_INTERVAL_S = env_int("ARENA_LADDER_INTERVAL", 10)
+SWEEP_INTERVAL_S = env_int("ARENA_SWEEP_INTERVAL", 30)
+RATING_INTERVAL_S = env_int("ARENA_RATING_INTERVAL", 15)
+CELERY_BEAT_SCHEDULE = {
+    "ladder": {
+        "task": "arena.games.tasks.schedule_ladder",
+        "schedule": float(LADDER_INTERVAL_S),
+        "options": {"expires": LADDER_INTERVAL_S},
+    },
+    "sweep": {
+        "task": "arena.games.tasks.sweep",
+        "schedule": float(SWEEP_INTERVAL_S),
+        "options": {"expires": SWEEP_INTERVAL_S},
+    },
+    "ratings": {
+        "task": "arena.games.tasks.refresh_ratings",
+        "schedule": float(RATING_INTERVAL_S),
+        "options": {"expires": RATING_INTERVAL_S},
+    },
+}
+
+# The embedded defaults keep the databases under VAR_DIR: make sure it exists (the bot store
+# and cache folders are made when first written).
+try:
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
+    Path(STATIC_ROOT).mkdir(exist_ok=True)
+except OSError:  # a read-only image that keeps everything elsewhere
+    pass
 
 # --------------------------------------------------------------------------- web
 
@@ -149,6 +260,17 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Bots, versions, matches, tournaments, ratings and game records.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The docs UI's scripts are served from this site (no CDN).
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        "BotStatusEnum": "arena.bots.models.Bot.Status",
+        "VersionStatusEnum": "arena.bots.models.BotVersion.Status",
+        "MatchStatusEnum": "arena.games.models.Match.Status",
+        "TournamentStatusEnum": "arena.tournaments.models.Tournament.Status",
+    },
 }
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -1,8 +1,8 @@
-"""The site's URLs."""
+"""The site's URLs: the pages (arena.web), the REST API (arena.api) and the admin."""
 
 from django.contrib import admin
 from django.http import HttpRequest, JsonResponse
-from django.urls import path
+from django.urls import include, path
 
 
 def healthz(request: HttpRequest) -> JsonResponse:
@@ -13,4 +13,6 @@ def healthz(request: HttpRequest) -> JsonResponse:
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
+    path("api/", include("arena.api.urls")),
+    path("", include("arena.web.urls")),
 ]

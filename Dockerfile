@@ -1,0 +1,33 @@
+# The arena's image: the web site (gunicorn), the Celery worker and beat all run from it.
+#   docker build -t yinsh-arena .
+# docker-compose.yml runs it; docs/deployment.md explains the services and the settings.
+FROM python:3.11-slim-bookworm
+
+# bubblewrap: the bot sandbox (setpriv, from util-linux, drops to the bots' uids). Python
+# bots run on the image's interpreter under /usr/local, which the sandbox mounts read-only.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends bubblewrap util-linux \
+    && rm -rf /var/lib/apt/lists/*
+
+ENV PYTHONUNBUFFERED=1 \
+    PYTHONDONTWRITEBYTECODE=1 \
+    PIP_NO_CACHE_DIR=1 \
+    DJANGO_SETTINGS_MODULE=arena.settings \
+    ARENA_VAR_DIR=/var/lib/arena \
+    ARENA_BOT_STORE=/srv/bot-store \
+    ARENA_BOT_CACHE=/var/cache/arena/bots \
+    ARENA_SANDBOX_DIR=/var/lib/arena/sandbox
+
+WORKDIR /app
+COPY pyproject.toml README.md ./
+COPY engine ./engine
+COPY arena ./arena
+COPY bots ./bots
+COPY manage.py ./
+# Editable, so that the code, templates, static files and bots/ are used from /app.
+RUN pip install -e . \
+    && mkdir -p /var/lib/arena /srv/bot-store /var/cache/arena/bots \
+    && SECRET_KEY=build ARENA_DEBUG=0 python manage.py collectstatic --noinput
+
+EXPOSE 8000
+CMD ["gunicorn", "arena.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3", "--access-logfile", "-"]

@@ -1,0 +1,316 @@
+"""Serializers of the REST API: what each resource looks like in JSON."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.urls import reverse
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from arena.bots import services as bots
+from arena.bots.models import Bot, BotVersion
+from arena.games.models import Match, Rating, RatingPoint, Variant
+from arena.tournaments.models import Tournament
+
+
+def _absolute(context: dict[str, Any], path: str) -> str:
+    request = context.get("request")
+    return request.build_absolute_uri(path) if request is not None else path
+
+
+class RatingBriefSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Rating
+        fields = ("variant", "elo", "error", "games", "points", "rank")
+
+
+class VersionSerializer(serializers.ModelSerializer):
+    bot = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    label = serializers.CharField(read_only=True)
+    ratings = RatingBriefSerializer(many=True, read_only=True)
+    check_report = serializers.SerializerMethodField(
+        help_text="The check's lines, failing game transcript and stderr tail (owner only)."
+    )
+    source_url = serializers.SerializerMethodField(help_text="The uploaded file (owner only).")
+
+    class Meta:
+        model = BotVersion
+        fields = (
+            "id",
+            "bot",
+            "number",
+            "label",
+            "status",
+            "kind",
+            "filename",
+            "size",
+            "sha256",
+            "uploaded_at",
+            "checked_at",
+            "reason",
+            "declared_name",
+            "declared_version",
+            "ratings",
+            "check_report",
+            "source_url",
+        )
+        read_only_fields = fields
+
+    def _owner(self, obj: BotVersion) -> bool:
+        request = self.context.get("request")
+        return request is not None and bots.can_manage(request.user, obj.bot)
+
+    @extend_schema_field(
+        {
+            "type": "object",
+            "nullable": True,
+            "properties": {
+                "lines": {"type": "array", "items": {"type": "string"}},
+                "transcript": {"type": "object", "nullable": True},
+                "stderr_tail": {"type": "string"},
+            },
+        }
+    )
+    def get_check_report(self, obj: BotVersion) -> dict[str, Any] | None:
+        if not self._owner(obj):
+            return None
+        return {"lines": obj.report, "transcript": obj.transcript, "stderr_tail": obj.stderr_tail}
+
+    @extend_schema_field(serializers.URLField(allow_null=True))
+    def get_source_url(self, obj: BotVersion) -> str | None:
+        if not self._owner(obj):
+            return None
+        return _absolute(self.context, reverse("api-version-source", args=[obj.pk]))
+
+
+class BotSerializer(serializers.ModelSerializer):
+    owner = serializers.CharField(source="owner.username", read_only=True)
+    versions = VersionSerializer(many=True, read_only=True)
+    url = serializers.HyperlinkedIdentityField(view_name="api-bot-detail", lookup_field="name")
+
+    class Meta:
+        model = Bot
+        fields = (
+            "url",
+            "name",
+            "owner",
+            "description",
+            "status",
+            "trusted",
+            "created_at",
+            "versions",
+        )
+        read_only_fields = ("url", "name", "owner", "status", "trusted", "created_at", "versions")
+
+
+class BotCreateSerializer(serializers.Serializer):
+    name = serializers.SlugField(max_length=40)
+    description = serializers.CharField(required=False, allow_blank=True, default="")
+    file = serializers.FileField(
+        help_text="A .zip or .tar.gz of a folder with bot.toml, or one executable file."
+    )
+
+
+class VersionCreateSerializer(serializers.Serializer):
+    file = serializers.FileField(
+        help_text="A .zip or .tar.gz of a folder with bot.toml, or one executable file."
+    )
+
+
+class BotUpdateSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Bot
+        fields = ("description",)
+
+
+class MatchSerializer(serializers.ModelSerializer):
+    white = serializers.CharField(source="white.label", read_only=True)
+    black = serializers.CharField(source="black.label", read_only=True)
+    white_version = serializers.IntegerField(source="white_id", read_only=True)
+    black_version = serializers.IntegerField(source="black_id", read_only=True)
+    score = serializers.CharField(read_only=True)
+    downloads = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Match
+        fields = (
+            "id",
+            "variant",
+            "kind",
+            "status",
+            "white",
+            "black",
+            "white_version",
+            "black_version",
+            "time_control",
+            "rated",
+            "tournament",
+            "round",
+            "result",
+            "score",
+            "termination",
+            "reason",
+            "fault",
+            "plies",
+            "duration_s",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "downloads",
+        )
+        read_only_fields = fields
+
+    @extend_schema_field(
+        {
+            "type": "object",
+            "nullable": True,
+            "properties": {
+                "record": {"type": "string", "format": "uri"},
+                "record_short": {"type": "string", "format": "uri"},
+                "transcript": {"type": "string", "format": "uri"},
+            },
+        }
+    )
+    def get_downloads(self, obj: Match) -> dict[str, str] | None:
+        if obj.status not in (Match.Status.FINISHED, Match.Status.ABORTED):
+            return None
+        return {
+            "record": _absolute(self.context, reverse("match-record", args=[obj.pk])),
+            "record_short": _absolute(self.context, reverse("match-record-short", args=[obj.pk])),
+            "transcript": _absolute(self.context, reverse("match-transcript", args=[obj.pk])),
+        }
+
+
+class LeaderboardRowSerializer(serializers.ModelSerializer):
+    bot = serializers.CharField(source="version.bot.name")
+    version = serializers.IntegerField(source="version.number")
+    version_id = serializers.IntegerField()
+    owner = serializers.CharField(source="version.bot.owner.username")
+    score = serializers.FloatField(source="percent", help_text="Points scored, in percent.")
+
+    class Meta:
+        model = Rating
+        fields = (
+            "rank",
+            "bot",
+            "version",
+            "version_id",
+            "owner",
+            "elo",
+            "error",
+            "games",
+            "points",
+            "score",
+        )
+
+
+class RatingPointSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = RatingPoint
+        fields = ("variant", "at", "elo", "error", "games")
+
+
+class TournamentSerializer(serializers.ModelSerializer):
+    organiser = serializers.CharField(source="organiser.username", read_only=True)
+    entrants = serializers.SerializerMethodField()
+    archive = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Tournament
+        fields = (
+            "id",
+            "name",
+            "organiser",
+            "variant",
+            "time_control",
+            "games_per_pair",
+            "rated",
+            "status",
+            "created_at",
+            "finished_at",
+            "entrants",
+            "archive",
+        )
+        read_only_fields = fields
+
+    def get_entrants(self, obj: Tournament) -> list[str]:
+        return [e.version.label for e in obj.entries.select_related("version__bot")]
+
+    @extend_schema_field(serializers.URLField())
+    def get_archive(self, obj: Tournament) -> str:
+        return _absolute(self.context, reverse("tournament-archive", args=[obj.pk]))
+
+
+class TournamentCreateSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=100)
+    variant = serializers.ChoiceField(choices=Variant.choices)
+    time_control = serializers.CharField(max_length=20, default="10+0.1")
+    games_per_pair = serializers.IntegerField(min_value=1, max_value=100, default=2)
+    bots = serializers.ListField(
+        child=serializers.SlugField(), min_length=2, help_text="Names of the bots."
+    )
+    rated = serializers.BooleanField(default=True)
+
+
+class StandingSerializer(serializers.Serializer):
+    rank = serializers.IntegerField()
+    bot = serializers.CharField(source="entry.version.bot.name")
+    version = serializers.IntegerField(source="entry.version.number")
+    points = serializers.FloatField()
+    games = serializers.IntegerField()
+    wins = serializers.IntegerField()
+    draws = serializers.IntegerField()
+    losses = serializers.IntegerField()
+    tiebreak = serializers.FloatField(help_text="Sonneborn-Berger.")
+
+
+class ProgressSerializer(serializers.Serializer):
+    total = serializers.IntegerField()
+    done = serializers.IntegerField()
+    finished = serializers.IntegerField()
+    running = serializers.IntegerField()
+    queued = serializers.IntegerField()
+    pending = serializers.IntegerField()
+    aborted = serializers.IntegerField()
+    cancelled = serializers.IntegerField()
+
+
+class TournamentDetailSerializer(TournamentSerializer):
+    standings = serializers.SerializerMethodField()
+    crosstable = serializers.SerializerMethodField()
+    progress = serializers.SerializerMethodField()
+
+    class Meta(TournamentSerializer.Meta):
+        fields = (*TournamentSerializer.Meta.fields, "progress", "standings", "crosstable")
+        read_only_fields = fields
+
+    @extend_schema_field(ProgressSerializer)
+    def get_progress(self, obj: Tournament) -> dict[str, int]:
+        from arena.tournaments import services
+
+        return dict(ProgressSerializer(services.progress(obj)).data)
+
+    @extend_schema_field(StandingSerializer(many=True))
+    def get_standings(self, obj: Tournament) -> list[Any]:
+        return list(StandingSerializer(self._table(obj), many=True).data)
+
+    @extend_schema_field(
+        {
+            "type": "array",
+            "items": {"type": "array", "items": {"type": "string"}},
+            "description": 'Rows in standings order; each cell "points/games", "" or "x".',
+        }
+    )
+    def get_crosstable(self, obj: Tournament) -> list[list[str]]:
+        from arena.tournaments import services
+
+        return [cells for _, cells in services.crosstable(self._table(obj))]
+
+    def _table(self, obj: Tournament) -> list[Any]:
+        from arena.tournaments import services
+
+        cache = self.context.setdefault("_standings", {})
+        if obj.pk not in cache:
+            cache[obj.pk] = services.standings(obj)
+        return cache[obj.pk]

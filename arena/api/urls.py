@@ -1,0 +1,22 @@
+"""The REST API's URLs, its token endpoint, and its OpenAPI schema and docs."""
+
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from rest_framework.authtoken.views import obtain_auth_token
+from rest_framework.routers import DefaultRouter
+
+from arena.api import views
+
+router = DefaultRouter()
+router.register("bots", views.BotViewSet, basename="api-bot")
+router.register("versions", views.VersionViewSet, basename="api-version")
+router.register("matches", views.MatchViewSet, basename="api-match")
+router.register("tournaments", views.TournamentViewSet, basename="api-tournament")
+router.register("ratings", views.RatingViewSet, basename="api-rating")
+
+urlpatterns = [
+    path("token/", obtain_auth_token, name="api-token"),
+    path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("", include(router.urls)),
+]

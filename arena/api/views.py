@@ -1,0 +1,330 @@
+"""REST API views. Thin like the pages: check the input, call a service, serialize."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Prefetch, Q, QuerySet
+from django.http import FileResponse, HttpResponse
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import mixins, permissions, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from arena.api import serializers as s
+from arena.bots import services as bots
+from arena.bots.models import Bot, BotVersion
+from arena.bots.unpack import UploadError
+from arena.games import downloads, ratings
+from arena.games.models import Match, MatchRecord, Rating, Variant
+from arena.tournaments import services as tournaments
+from arena.tournaments.models import Tournament
+
+
+class IsOwnerOrReadOnly(permissions.BasePermission):
+    """Anyone reads; only the bot's owner changes or deletes it."""
+
+    def has_object_permission(self, request: Request, view: Any, obj: Any) -> bool:
+        if request.method in permissions.SAFE_METHODS:
+            return True
+        bot = obj if isinstance(obj, Bot) else obj.bot
+        return bots.can_manage(request.user, bot)
+
+
+def _versions() -> QuerySet[BotVersion]:
+    return BotVersion.objects.select_related("bot").prefetch_related("ratings")
+
+
+@extend_schema(tags=["bots"])
+class BotViewSet(
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    mixins.UpdateModelMixin,
+    mixins.DestroyModelMixin,
+    viewsets.GenericViewSet,
+):
+    """Bots and their versions. Creating one uploads its first version."""
+
+    lookup_field = "name"
+    lookup_value_regex = r"[a-z0-9][a-z0-9_-]*"
+    permission_classes = [permissions.IsAuthenticatedOrReadOnly, IsOwnerOrReadOnly]
+    parser_classes = [MultiPartParser, FormParser, JSONParser]
+    serializer_class = s.BotSerializer
+    http_method_names = ["get", "post", "patch", "delete", "head", "options"]
+
+    def get_queryset(self) -> QuerySet[Bot]:
+        qs = Bot.objects.select_related("owner").prefetch_related(
+            Prefetch("versions", queryset=_versions().order_by("-number"))
+        )
+        owner = self.request.query_params.get("owner")
+        if owner:
+            qs = qs.filter(owner__username=owner)
+        return qs.order_by("name")
+
+    def get_serializer_class(self) -> type:
+        if self.action == "partial_update":
+            return s.BotUpdateSerializer
+        return s.BotSerializer
+
+    @extend_schema(
+        request={"multipart/form-data": s.BotCreateSerializer},
+        responses={201: s.VersionSerializer, 400: OpenApiResponse(description="refused upload")},
+        parameters=[],
+    )
+    def create(self, request: Request) -> Response:
+        """Upload a new bot (its first version). The check runs in a worker."""
+        data = s.BotCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        f = data.validated_data["file"]
+        try:
+            version = bots.create_bot(
+                request.user,
+                data.validated_data["name"],
+                f,
+                filename=f.name,
+                description=data.validated_data["description"],
+            )
+        except UploadError as e:
+            raise ValidationError({"file": [str(e)]}) from None
+        body = s.VersionSerializer(version, context=self.get_serializer_context()).data
+        return Response(body, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=s.BotUpdateSerializer, responses=s.BotSerializer)
+    def partial_update(self, request: Request, name: str) -> Response:
+        """Change the description (owner only)."""
+        bot = self.get_object()
+        data = s.BotUpdateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        bots.update_bot(request.user, bot, description=data.validated_data["description"])
+        return Response(s.BotSerializer(bot, context=self.get_serializer_context()).data)
+
+    def update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return self.partial_update(request, kwargs["name"])
+
+    def destroy(self, request: Request, name: str) -> Response:
+        """Delete the bot (owner only); one that has played is withdrawn instead."""
+        bot = self.get_object()
+        bots.delete_bot(request.user, bot)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @extend_schema(methods=["GET"], responses=s.VersionSerializer(many=True), request=None)
+    @extend_schema(
+        methods=["POST"],
+        request={"multipart/form-data": s.VersionCreateSerializer},
+        responses={201: s.VersionSerializer},
+    )
+    @action(detail=True, methods=["get", "post"], url_path="versions")
+    def versions(self, request: Request, name: str) -> Response:
+        """The bot's versions; POST uploads a new version (owner only)."""
+        bot = self.get_object()
+        ctx = self.get_serializer_context()
+        if request.method == "GET":
+            qs = _versions().filter(bot=bot).order_by("-number")
+            return Response(s.VersionSerializer(qs, many=True, context=ctx).data)
+        data = s.VersionCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        f = data.validated_data["file"]
+        try:
+            version = bots.add_version(request.user, bot, f, filename=f.name)
+        except UploadError as e:
+            raise ValidationError({"file": [str(e)]}) from None
+        return Response(s.VersionSerializer(version, context=ctx).data, status=201)
+
+
+@extend_schema(tags=["bots"])
+class VersionViewSet(viewsets.ReadOnlyModelViewSet):
+    """Bot versions: status, ratings, and (to the owner) the check report and the source."""
+
+    serializer_class = s.VersionSerializer
+
+    def get_queryset(self) -> QuerySet[BotVersion]:
+        qs = _versions().order_by("-pk")
+        st = self.request.query_params.get("status")
+        if st:
+            qs = qs.filter(status=st)
+        return qs
+
+    @extend_schema(responses={(200, "application/octet-stream"): OpenApiTypes.BINARY})
+    @action(detail=True, methods=["get"], url_path="source", url_name="source")
+    def source(self, request: Request, pk: str) -> FileResponse:
+        """Download the uploaded file (owner only)."""
+        version = self.get_object()
+        if not bots.can_manage(request.user, version.bot):
+            raise PermissionDenied("only the bot's owner may download its source")
+        return FileResponse(
+            bots.source_path(request.user, version).open("rb"),
+            as_attachment=True,
+            filename=bots.source_filename(version),
+        )
+
+    @extend_schema(
+        responses=s.RatingPointSerializer(many=True),
+        parameters=[OpenApiParameter("variant", str, enum=Variant.values)],
+    )
+    @action(detail=True, methods=["get"], url_path="history")
+    def history(self, request: Request, pk: str) -> Response:
+        """The version's rating history (one point per fit that changed its games)."""
+        version = self.get_object()
+        qs = version.rating_history.order_by("at")
+        variant = request.query_params.get("variant")
+        if variant:
+            qs = qs.filter(variant=variant)
+        return Response(s.RatingPointSerializer(qs, many=True).data)
+
+
+@extend_schema(tags=["matches"])
+class MatchViewSet(viewsets.ReadOnlyModelViewSet):
+    """Matches: ladder, tournament and qualification games, with their downloads."""
+
+    serializer_class = s.MatchSerializer
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("variant", str, enum=Variant.values),
+            OpenApiParameter("status", str, enum=Match.Status.values),
+            OpenApiParameter("kind", str, enum=Match.Kind.values),
+            OpenApiParameter("bot", str, description="a bot's name"),
+            OpenApiParameter("tournament", int),
+        ]
+    )
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().list(request, *args, **kwargs)
+
+    def get_queryset(self) -> QuerySet[Match]:
+        qs = Match.objects.select_related("white__bot", "black__bot").order_by("-id")
+        p = self.request.query_params
+        for field in ("variant", "status", "kind"):
+            if p.get(field):
+                qs = qs.filter(**{field: p[field]})
+        if p.get("tournament"):
+            qs = qs.filter(tournament_id=p["tournament"])
+        if p.get("bot"):
+            qs = qs.filter(Q(white__bot__name=p["bot"]) | Q(black__bot__name=p["bot"]))
+        return qs
+
+    def _data(self, pk: str) -> MatchRecord:
+        return get_object_or_404(MatchRecord, match_id=pk)
+
+    @extend_schema(
+        parameters=[OpenApiParameter("notation", str, enum=["long", "short"], default="long")],
+        responses={(200, "text/plain"): OpenApiTypes.STR},
+    )
+    @action(detail=True, methods=["get"], url_path="record")
+    def record(self, request: Request, pk: str) -> HttpResponse:
+        """The game record file in the official notation (long or short form)."""
+        notation = request.query_params.get("notation", "long")
+        if notation not in ("long", "short"):
+            raise ValidationError({"notation": ["long or short"]})
+        return downloads.record(self._data(pk), long=notation == "long").response()
+
+    @extend_schema(responses={(200, "application/json"): OpenApiTypes.OBJECT})
+    @action(detail=True, methods=["get"], url_path="transcript")
+    def transcript(self, request: Request, pk: str) -> HttpResponse:
+        """The JSON transcript of the game."""
+        return downloads.transcript(self._data(pk)).response()
+
+
+@extend_schema(tags=["ratings"])
+class RatingViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
+    """The leaderboard of a variant: Elo ratings with 95% intervals, best first."""
+
+    serializer_class = s.LeaderboardRowSerializer
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("variant", str, enum=Variant.values, default="yinsh"),
+            OpenApiParameter("all", bool, description="include retired versions"),
+        ]
+    )
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().list(request, *args, **kwargs)
+
+    def get_queryset(self) -> QuerySet[Rating]:
+        variant = self.request.query_params.get("variant", "yinsh")
+        if variant not in Variant.values:
+            raise ValidationError({"variant": [f"one of {', '.join(Variant.values)}"]})
+        include = self.request.query_params.get("all") in ("1", "true")
+        return ratings.leaderboard(variant, include_retired=include)
+
+
+@extend_schema(tags=["tournaments"])
+class TournamentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """Round-robin tournaments: create, follow, pause, resume, cancel, download."""
+
+    queryset = Tournament.objects.select_related("organiser").order_by("-id")
+
+    def get_serializer_class(self) -> type:
+        return s.TournamentDetailSerializer if self.action != "list" else s.TournamentSerializer
+
+    @extend_schema(request=s.TournamentCreateSerializer, responses={201: s.TournamentSerializer})
+    def create(self, request: Request) -> Response:
+        """Create and start a tournament (organisers)."""
+        if not tournaments.can_organise(request.user):
+            raise PermissionDenied("you may not organise tournaments")
+        data = s.TournamentCreateSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        names = list(dict.fromkeys(v["bots"]))
+        found = {b.name: b for b in Bot.objects.filter(name__in=names)}
+        missing = [n for n in names if n not in found]
+        if missing:
+            raise ValidationError({"bots": [f"no such bot: {', '.join(missing)}"]})
+        try:
+            t = tournaments.create(
+                request.user,
+                name=v["name"],
+                variant=v["variant"],
+                time_control=v["time_control"],
+                games_per_pair=v["games_per_pair"],
+                bots=[found[n] for n in names],
+                rated=v["rated"],
+            )
+        except tournaments.TournamentError as e:
+            raise ValidationError({"non_field_errors": [str(e)]}) from None
+        body = s.TournamentSerializer(t, context=self.get_serializer_context()).data
+        return Response(body, status=status.HTTP_201_CREATED)
+
+    def _act(self, request: Request, pk: str, verb: str) -> Response:
+        t = self.get_object()
+        done = getattr(tournaments, verb)(request.user, t)
+        t.refresh_from_db()
+        body = s.TournamentSerializer(t, context=self.get_serializer_context()).data
+        return Response(body, status=200 if done else 409)
+
+    @extend_schema(
+        request=None, responses={200: s.TournamentSerializer, 409: s.TournamentSerializer}
+    )
+    @action(detail=True, methods=["post"], permission_classes=[permissions.IsAuthenticated])
+    def pause(self, request: Request, pk: str) -> Response:
+        """Pause (organiser): queued games wait, running ones finish."""
+        return self._act(request, pk, "pause")
+
+    @extend_schema(
+        request=None, responses={200: s.TournamentSerializer, 409: s.TournamentSerializer}
+    )
+    @action(detail=True, methods=["post"], permission_classes=[permissions.IsAuthenticated])
+    def resume(self, request: Request, pk: str) -> Response:
+        """Resume a paused tournament (organiser)."""
+        return self._act(request, pk, "resume")
+
+    @extend_schema(
+        request=None, responses={200: s.TournamentSerializer, 409: s.TournamentSerializer}
+    )
+    @action(detail=True, methods=["post"], permission_classes=[permissions.IsAuthenticated])
+    def cancel(self, request: Request, pk: str) -> Response:
+        """Cancel (organiser): every game not finished is cancelled."""
+        return self._act(request, pk, "cancel")
+
+    @extend_schema(responses={(200, "application/zip"): OpenApiTypes.BINARY})
+    @action(detail=True, methods=["get"])
+    def archive(self, request: Request, pk: str) -> HttpResponse:
+        """Every finished game of the tournament in one zip file."""
+        t = self.get_object()
+        return downloads.Download(
+            tournaments.archive(t), f"tournament-{t.pk}.zip", downloads.ZIP_TYPE
+        ).response()

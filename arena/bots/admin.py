@@ -1,0 +1,63 @@
+"""Operators' view of bots and versions."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from arena.bots import services
+from arena.bots.models import Bot, BotVersion
+
+
+class BotVersionInline(admin.TabularInline):
+    model = BotVersion
+    extra = 0
+    fields = ("number", "status", "kind", "size", "sha256", "uploaded_at", "checked_at")
+    readonly_fields = fields
+    show_change_link = True
+    can_delete = False
+
+
+@admin.register(Bot)
+class BotAdmin(admin.ModelAdmin):
+    list_display = ("name", "owner", "status", "trusted", "created_at")
+    list_filter = ("status", "trusted")
+    search_fields = ("name", "owner__username", "description")
+    readonly_fields = ("created_at",)
+    raw_id_fields = ("owner",)
+    inlines = [BotVersionInline]
+
+
+@admin.register(BotVersion)
+class BotVersionAdmin(admin.ModelAdmin):
+    list_display = ("__str__", "status", "kind", "size", "uploaded_at", "checked_at", "attempts")
+    list_filter = ("status", "kind", "bot__trusted")
+    search_fields = ("bot__name", "sha256", "declared_name")
+    list_select_related = ("bot",)
+    raw_id_fields = ("bot",)
+    readonly_fields = (
+        "sha256",
+        "kind",
+        "filename",
+        "size",
+        "uploaded_at",
+        "check_queued_at",
+        "check_started_at",
+        "heartbeat_at",
+        "checked_at",
+        "check_attempts",
+        "declared_name",
+        "declared_version",
+        "command",
+    )
+    actions = ["recheck"]
+
+    @admin.display(description="checks")
+    def attempts(self, obj: BotVersion) -> int:
+        return obj.check_attempts
+
+    @admin.action(description="Check the selected versions again")
+    def recheck(self, request: HttpRequest, queryset: QuerySet[BotVersion]) -> None:
+        n = services.recheck(list(queryset.values_list("pk", flat=True)))
+        self.message_user(request, f"{n} version(s) queued for a new check")

@@ -1,0 +1,124 @@
+"""Bots and their versions.
+
+A :class:`Bot` is a name and an owner. Each upload makes a :class:`BotVersion`: a program that
+never changes (its bytes are kept in the bot store under their SHA-256), checked once, then
+rated on its own. At most one version of a bot is active (plays ladder games) at a time.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.urls import reverse
+
+
+class Bot(models.Model):
+    class Status(models.TextChoices):
+        ACTIVE = "active", "active"
+        WITHDRAWN = "withdrawn", "withdrawn"
+
+    name = models.SlugField(
+        max_length=40,
+        unique=True,
+        help_text="Letters, digits, - and _; part of the bot's URLs, so it cannot change.",
+    )
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, models.PROTECT, related_name="bots")
+    description = models.TextField(blank=True, max_length=2000)
+    #: Built-in bots only (set by the system, never through an upload): the referee may run them
+    #: at a lower sandbox level than uploads need.
+    trusted = models.BooleanField(default=False)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.ACTIVE)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=["active", "withdrawn"]), name="bot_status_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("bot", args=[self.name])
+
+    @property
+    def active_version(self) -> BotVersion | None:
+        return self.versions.filter(status=BotVersion.Status.ACTIVE).first()
+
+
+class BotVersion(models.Model):
+    class Status(models.TextChoices):
+        PENDING = "pending", "waiting for its check"
+        CHECKING = "checking", "being checked"
+        ACTIVE = "active", "active"
+        RETIRED = "retired", "retired"
+        REJECTED = "rejected", "rejected"
+
+    class Kind(models.TextChoices):
+        FILE = "file", "single file"
+        ZIP = "zip", "zip archive"
+        TARGZ = "tar.gz", "tar.gz archive"
+
+    bot = models.ForeignKey(Bot, models.CASCADE, related_name="versions")
+    number = models.PositiveIntegerField()
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    #: SHA-256 of the uploaded bytes: the name of the file in the bot store.
+    sha256 = models.CharField(max_length=64)
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    #: The uploaded file's name, made safe (a single-file bot runs under this name).
+    filename = models.CharField(max_length=100)
+    size = models.PositiveIntegerField()
+    uploaded_at = models.DateTimeField(auto_now_add=True)
+
+    # The check (run in a worker): see arena.bots.services.check_version.
+    check_attempts = models.PositiveSmallIntegerField(default=0)
+    check_queued_at = models.DateTimeField(null=True, blank=True)
+    check_started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    checked_at = models.DateTimeField(null=True, blank=True)
+    #: Why the version was rejected, in a sentence.
+    reason = models.TextField(blank=True)
+    #: What the check said, line by line (shown to the owner only).
+    report = models.JSONField(default=list, blank=True)
+    #: The transcript of the failing game (owner only).
+    transcript = models.JSONField(null=True, blank=True)
+    stderr_tail = models.TextField(blank=True)
+    #: From the manifest, once unpacked: the name and command the bot declares.
+    declared_name = models.CharField(max_length=64, blank=True)
+    declared_version = models.CharField(max_length=64, blank=True)
+    command = models.CharField(max_length=500, blank=True)
+
+    class Meta:
+        ordering = ["bot", "-number"]
+        constraints = [
+            models.UniqueConstraint(fields=["bot", "number"], name="version_number_unique"),
+            models.UniqueConstraint(
+                fields=["bot"], condition=Q(status="active"), name="one_active_version_per_bot"
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=["pending", "checking", "active", "retired", "rejected"]),
+                name="version_status_valid",
+            ),
+            models.CheckConstraint(condition=Q(number__gte=1), name="version_number_positive"),
+        ]
+        indexes = [models.Index(fields=["status"], name="version_status_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.bot.name} v{self.number}"
+
+    @property
+    def label(self) -> str:
+        """How the version is named in records and tables: ``greedy v2``."""
+        return f"{self.bot.name} v{self.number}"
+
+    def get_absolute_url(self) -> str:
+        return reverse("bot", args=[self.bot.name]) + f"#v{self.number}"
+
+    @property
+    def is_final(self) -> bool:
+        """Whether its check is over (active, retired or rejected)."""
+        return self.status in (self.Status.ACTIVE, self.Status.RETIRED, self.Status.REJECTED)

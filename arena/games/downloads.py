@@ -1,0 +1,47 @@
+"""The files people download: game records, transcripts, tournament archives.
+
+Shared by the site's views and the API so that both serve the same bytes under stable names.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from django.http import HttpResponse
+
+from arena.games.models import MatchRecord
+
+RECORD_TYPE = "text/plain; charset=utf-8"
+JSON_TYPE = "application/json"
+ZIP_TYPE = "application/zip"
+
+
+@dataclass(frozen=True)
+class Download:
+    content: bytes
+    filename: str
+    content_type: str
+
+    def response(self, *, inline: bool = False) -> HttpResponse:
+        r = HttpResponse(self.content, content_type=self.content_type)
+        how = "inline" if inline else "attachment"
+        r["Content-Disposition"] = f'{how}; filename="{self.filename}"'
+        return r
+
+
+def record(data: MatchRecord, *, long: bool = True) -> Download:
+    """The match's record file in the long (default) or short notation."""
+    text = data.record if long else data.record_short
+    suffix = "" if long else ".short"
+    return Download(text.encode(), f"match-{data.match_id}{suffix}.txt", RECORD_TYPE)
+
+
+def transcript_bytes(transcript: Any) -> bytes:
+    return (json.dumps(transcript, indent=1, ensure_ascii=False) + "\n").encode()
+
+
+def transcript(data: MatchRecord) -> Download:
+    """The match's JSON transcript (every message, clock and stderr tail)."""
+    return Download(transcript_bytes(data.transcript), f"match-{data.match_id}.json", JSON_TYPE)

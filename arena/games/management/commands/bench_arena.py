@@ -1,0 +1,270 @@
+"""Benchmarks of the arena: game throughput, page times, rating recomputation.
+
+    python manage.py bench_arena games   --games 200 [--concurrency 1]
+    python manage.py bench_arena pages   (after make_bench_data)
+    python manage.py bench_arena ratings (after make_bench_data)
+
+``games`` plays the same number of games between two copies of the built-in ``random`` bot
+(instant bots) twice: with the bare referee in this process, then through the full path (the
+matches queued, a real Celery worker process claiming, playing and finishing them, the result,
+counts and ratings written), and compares games per minute. It uses the configured database and
+broker (set DATABASE_URL / REDIS_URL to measure PostgreSQL and Redis) and removes what it made.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import transaction
+from django.db.models import Count, Max, Min
+from django.test import Client
+
+from arena.bots import services as bots
+from arena.bots import store
+from arena.bots.models import Bot, BotVersion
+from arena.games import ratings, runner, services
+from arena.games.models import Match
+
+PREFIX = "benchgames-"
+
+
+class Command(BaseCommand):
+    help = "Measure game throughput, page response times and rating recomputation."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("part", choices=["games", "pages", "ratings"])
+        parser.add_argument("--games", type=int, default=200)
+        parser.add_argument("--concurrency", type=int, default=1)
+        parser.add_argument("--variant", default="yinsh")
+        parser.add_argument("--requests", type=int, default=30)
+        parser.add_argument("--rounds", type=int, default=3)
+
+    def handle(self, *args: Any, **o: Any) -> None:
+        getattr(self, f"_{o['part']}")(o)
+
+    # ------------------------------------------------------------------------- games
+
+    def _games(self, o: dict[str, Any]) -> None:
+        n, c, variant = o["games"], o["concurrency"], o["variant"]
+        self.stdout.write(
+            f"database {settings.DATABASES['default']['ENGINE']}, broker "
+            f"{str(settings.CELERY_BROKER_URL).split(':', 1)[0]}, {n} games, "
+            f"concurrency {c}, variant {variant}"
+        )
+        white, black = _bench_versions()
+        rows = []
+        try:
+            # Alternate the two, several rounds: the machine's other work comes and goes.
+            for r in range(o["rounds"]):
+                bare = self._bare(white, black, n, c, variant)
+                full = self._full(white, black, n, c, variant)
+                rows.append((bare, full))
+                self.stdout.write(
+                    f"round {r + 1}: bare referee {bare:.0f} games/min, full path {full:.0f} "
+                    f"games/min ({100 * full / bare:.0f}%)"
+                )
+        finally:
+            _remove_bench_versions()
+        bare = statistics.median(b for b, _ in rows)
+        full = statistics.median(f for _, f in rows)
+        ratio = statistics.median(f / b for b, f in rows)
+        self.stdout.write(
+            f"median: bare referee {bare:.0f} games/min, full path {full:.0f} "
+            f"games/min; full/bare {100 * ratio:.0f}%"
+        )
+
+    def _bare(self, white: BotVersion, black: BotVersion, n: int, c: int, variant: str) -> float:
+        ws, bs = runner.load_spec(white), runner.load_spec(black)
+        referee = runner.referee()
+
+        def one(i: int) -> None:
+            config = runner.game_config(
+                variant=variant,
+                white=ws,
+                black=bs,
+                white_label=white.label,
+                black_label=black.label,
+                time_control="10+0.1",
+                seed=i,
+                event="bench",
+            )
+            referee.play(config)
+
+        one(-1)  # warm up (the sandbox's first launch)
+        started = time.perf_counter()
+        with ThreadPoolExecutor(c) as pool:
+            list(pool.map(one, range(n)))
+        return n / (time.perf_counter() - started) * 60
+
+    def _full(self, white: BotVersion, black: BotVersion, n: int, c: int, variant: str) -> float:
+        queue = f"bench-{uuid.uuid4().hex[:8]}"
+        from arena import celery_app
+
+        celery_app.conf.task_default_queue = queue
+        with transaction.atomic():
+            ids = []
+            for i in range(n):
+                m = Match.objects.create(
+                    variant=variant,
+                    kind=Match.Kind.LADDER,
+                    status=Match.Status.QUEUED,
+                    white=white if i % 2 == 0 else black,
+                    black=black if i % 2 == 0 else white,
+                    time_control="10+0.1",
+                    seed=i,
+                )
+                services.dispatch(m.pk, m.time_control)
+                ids.append(m.pk)
+        env = dict(os.environ, ARENA_CELERY_QUEUE=queue, DJANGO_SETTINGS_MODULE="arena.settings")
+        env["ARENA_BOT_STORE"] = str(settings.BOT_STORE_DIR)
+        worker = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "arena",
+                "worker",
+                "--queues",
+                queue,
+                "--concurrency",
+                str(c),
+                "--loglevel",
+                "WARNING",
+                "--without-gossip",
+                "--without-mingle",
+                "--without-heartbeat",
+            ],
+            env=env,
+            cwd=settings.BASE_DIR,
+            start_new_session=True,
+        )
+        try:
+            done = Match.objects.filter(pk__in=ids, status__in=["finished", "aborted"])
+            deadline = time.monotonic() + 3600
+            while done.count() < n:
+                if worker.poll() is not None:
+                    raise CommandError(f"the worker exited ({worker.returncode})")
+                if time.monotonic() > deadline:
+                    raise CommandError("the worker did not finish within an hour")
+                time.sleep(0.5)
+        finally:
+            worker.send_signal(signal.SIGTERM)
+            try:
+                worker.wait(60)
+            except subprocess.TimeoutExpired:
+                os.killpg(worker.pid, signal.SIGKILL)
+        # Steady state: from the end of the first game (the worker's start-up and its sandbox's
+        # probe are behind it, as the bare referee's warm-up game is) to the end of the last.
+        span = Match.objects.filter(pk__in=ids).aggregate(
+            a=Min("finished_at"), b=Max("finished_at")
+        )
+        fit_started = time.perf_counter()
+        ratings.refresh(variant)
+        fit = time.perf_counter() - fit_started
+        aborted = Match.objects.filter(pk__in=ids, status="aborted").count()
+        seconds = (span["b"] - span["a"]).total_seconds() + fit
+        self.stdout.write(
+            f"full path: {n - 1} games in {seconds:.1f} s (rating fit {fit:.2f} s), "
+            f"{aborted} aborted"
+        )
+        return (n - 1) / seconds * 60
+
+    # ------------------------------------------------------------------------- pages
+
+    def _pages(self, o: dict[str, Any]) -> None:
+        bot = Bot.objects.filter(name__startswith="bench-").order_by("name").first()
+        if bot is None:
+            raise CommandError("no bench data: run manage.py make_bench_data first")
+        variant = o["variant"]
+        client = Client()
+        self.stdout.write(
+            f"{Bot.objects.count()} bots, {Match.objects.count()} matches, database "
+            f"{settings.DATABASES['default']['ENGINE']}"
+        )
+        busiest = (
+            Match.objects.filter(variant=variant)
+            .values("white__bot__name")
+            .annotate(n=Count("pk"))
+            .order_by("-n")
+            .values_list("white__bot__name", flat=True)
+            .first()
+        )
+        for label, url in (
+            ("leaderboard", f"/leaderboard/{variant}/"),
+            ("leaderboard API", f"/api/ratings/?variant={variant}"),
+            ("bot page", f"/bots/{bot.name}/"),
+            ("bot page (busiest)", f"/bots/{busiest}/"),
+        ):
+            times = []
+            for i in range(o["requests"] + 3):
+                started = time.perf_counter()
+                r = client.get(url)
+                elapsed = time.perf_counter() - started
+                if r.status_code != 200:
+                    raise CommandError(f"{url}: {r.status_code}")
+                if i >= 3:
+                    times.append(elapsed * 1000)
+            self.stdout.write(
+                f"{label:<20} median {statistics.median(times):6.1f} ms  "
+                f"(min {min(times):.1f}, max {max(times):.1f}) {url}"
+            )
+
+    # ------------------------------------------------------------------------- ratings
+
+    def _ratings(self, o: dict[str, Any]) -> None:
+        n = Match.objects.filter(status="finished").count()
+        started = time.perf_counter()
+        counted = ratings.rebuild_pair_stats()
+        rebuilt = time.perf_counter() - started
+        reports = ratings.refresh_all(force=True)
+        total = time.perf_counter() - started
+        self.stdout.write(f"{n} finished matches ({counted} rated results)")
+        self.stdout.write(f"recount from the matches: {rebuilt:.2f} s")
+        for r in reports:
+            self.stdout.write(
+                f"fit {r.variant}: {r.players} versions, {r.pairs} pairs, {r.seconds:.2f} s"
+            )
+        self.stdout.write(f"full recomputation: {total:.2f} s")
+
+
+def _bench_versions() -> tuple[BotVersion, BotVersion]:
+    owner = bots.system_user()
+    sha, size = store.put_bytes(bots.pack_folder(Path(settings.BUILTIN_BOTS_DIR) / "random"))
+    out = []
+    for name in ("a", "b"):
+        bot, _ = Bot.objects.get_or_create(
+            name=f"{PREFIX}{name}", defaults={"owner": owner, "trusted": True}
+        )
+        out.append(
+            BotVersion.objects.create(
+                bot=bot,
+                number=bot.versions.count() + 1,
+                status=BotVersion.Status.RETIRED,
+                sha256=sha,
+                kind=BotVersion.Kind.TARGZ,
+                filename="random.tar.gz",
+                size=size,
+            )
+        )
+    return out[0], out[1]
+
+
+def _remove_bench_versions() -> None:
+    with transaction.atomic():
+        versions = BotVersion.objects.filter(bot__name__startswith=PREFIX)
+        Match.objects.filter(white__in=versions).delete()
+        Match.objects.filter(black__in=versions).delete()
+        Bot.objects.filter(name__startswith=PREFIX).delete()
+    ratings.recompute()

@@ -1,0 +1,230 @@
+"""Matches, their records, the per-pair result counts and the ratings fitted from them.
+
+The life of a :class:`Match`: PENDING (a tournament's, waiting for its turn) -> QUEUED (a task
+is on its way) -> RUNNING (claimed by one worker, which writes a heartbeat) -> FINISHED (with a
+result) or ABORTED (not counted). A tournament can also CANCEL it. Only
+:mod:`arena.games.services` changes a match's status, always with a guarded ``UPDATE``.
+
+A finished rated match adds one to the :class:`PairStats` row of its (variant, white, black)
+in the same transaction that writes its result, so ratings are fitted from a few thousand rows
+instead of every match; :func:`arena.games.ratings.rebuild_pair_stats` recomputes them from
+the matches at any time.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Q
+from django.urls import reverse
+
+from arena.bots.models import BotVersion
+
+
+class Variant(models.TextChoices):
+    YINSH = "yinsh", "YINSH"
+    BLITZ = "blitz", "Blitz YINSH"
+    YANGSH = "yangsh", "Yangsh"
+
+
+class Match(models.Model):
+    class Status(models.TextChoices):
+        PENDING = "pending", "pending"
+        QUEUED = "queued", "queued"
+        RUNNING = "running", "running"
+        FINISHED = "finished", "finished"
+        ABORTED = "aborted", "aborted"
+        CANCELLED = "cancelled", "cancelled"
+
+    class Kind(models.TextChoices):
+        LADDER = "ladder", "ladder"
+        TOURNAMENT = "tournament", "tournament"
+        QUALIFICATION = "qualification", "qualification"
+
+    class Result(models.TextChoices):
+        WHITE = "white", "1-0"
+        BLACK = "black", "0-1"
+        DRAW = "draw", "1/2-1/2"
+
+    variant = models.CharField(max_length=10, choices=Variant.choices)
+    kind = models.CharField(max_length=14, choices=Kind.choices)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    white = models.ForeignKey(BotVersion, models.PROTECT, related_name="matches_as_white")
+    black = models.ForeignKey(BotVersion, models.PROTECT, related_name="matches_as_black")
+    #: Seconds + increment, as the referee reads it: "10+0.1".
+    time_control = models.CharField(max_length=20)
+    seed = models.PositiveIntegerField(default=0)
+    rated = models.BooleanField(default=True)
+    tournament = models.ForeignKey(
+        "tournaments.Tournament", models.CASCADE, null=True, blank=True, related_name="matches"
+    )
+    round = models.PositiveIntegerField(null=True, blank=True)
+
+    result = models.CharField(max_length=5, choices=Result.choices, blank=True)
+    termination = models.CharField(max_length=20, blank=True)
+    reason = models.TextField(blank=True)
+    #: The colour whose failure ended the game (crash, time, illegal move...), if any.
+    fault = models.CharField(max_length=5, blank=True)
+    plies = models.PositiveIntegerField(default=0)
+    duration_s = models.FloatField(null=True, blank=True)
+
+    #: How many times a worker claimed it (the claim that may finish it is the latest).
+    attempts = models.PositiveSmallIntegerField(default=0)
+    worker = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    queued_at = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        verbose_name_plural = "matches"
+        ordering = ["-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(
+                    status__in=["pending", "queued", "running", "finished", "aborted", "cancelled"]
+                ),
+                name="match_status_valid",
+            ),
+            # A finished match has exactly one result; no other status has one.
+            models.CheckConstraint(
+                condition=(Q(status="finished") & Q(result__in=["white", "black", "draw"]))
+                | (~Q(status="finished") & Q(result="")),
+                name="match_result_iff_finished",
+            ),
+            models.CheckConstraint(
+                condition=Q(fault__in=["", "white", "black"]), name="match_fault_valid"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["status", "kind", "variant"], name="match_status_kind_idx"),
+            models.Index(fields=["white", "-id"], name="match_white_idx"),
+            models.Index(fields=["black", "-id"], name="match_black_idx"),
+            models.Index(fields=["tournament", "status"], name="match_tournament_idx"),
+            models.Index(fields=["-finished_at"], name="match_finished_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.white} - {self.black} ({self.variant})"
+
+    def get_absolute_url(self) -> str:
+        return reverse("match", args=[self.pk])
+
+    @property
+    def score(self) -> str:
+        """``1-0``, ``0-1``, ``1/2-1/2``, or ``*`` while it has no result."""
+        return self.Result(self.result).label if self.result else "*"
+
+    @property
+    def white_points(self) -> float | None:
+        return {"white": 1.0, "black": 0.0, "draw": 0.5}.get(self.result)
+
+    @property
+    def is_over(self) -> bool:
+        return self.status in (self.Status.FINISHED, self.Status.ABORTED, self.Status.CANCELLED)
+
+
+class MatchRecord(models.Model):
+    """A finished match's game record and transcript; one per match (the primary key)."""
+
+    match = models.OneToOneField(Match, models.CASCADE, primary_key=True, related_name="data")
+    #: The record file in the long notation (engine.Record.to_text(long=True)).
+    record = models.TextField()
+    #: The record file in the short notation.
+    record_short = models.TextField()
+    transcript = models.JSONField()
+
+    def __str__(self) -> str:
+        return f"record of match #{self.match_id}"
+
+
+class PairStats(models.Model):
+    """Rated results of ``white`` against ``black`` in a variant, from white's side."""
+
+    variant = models.CharField(max_length=10, choices=Variant.choices)
+    white = models.ForeignKey(BotVersion, models.CASCADE, related_name="+")
+    black = models.ForeignKey(BotVersion, models.CASCADE, related_name="+")
+    wins = models.PositiveIntegerField(default=0)
+    draws = models.PositiveIntegerField(default=0)
+    losses = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        verbose_name = "pair statistics"
+        verbose_name_plural = "pair statistics"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["variant", "white", "black"], name="pairstats_unique_pair"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return (
+            f"{self.white} - {self.black} {self.variant}: +{self.wins}={self.draws}-{self.losses}"
+        )
+
+    @property
+    def games(self) -> int:
+        return self.wins + self.draws + self.losses
+
+
+class RatingState(models.Model):
+    """Per variant: how many rated results were written, and how many the ratings include."""
+
+    variant = models.CharField(max_length=10, choices=Variant.choices, primary_key=True)
+    results = models.PositiveBigIntegerField(default=0)
+    fitted = models.PositiveBigIntegerField(default=0)
+    fitted_at = models.DateTimeField(null=True, blank=True)
+    white_advantage = models.FloatField(default=0.0)
+    fit_seconds = models.FloatField(default=0.0)
+
+    def __str__(self) -> str:
+        return f"{self.variant}: {self.fitted}/{self.results} results fitted"
+
+
+class Rating(models.Model):
+    """A bot version's current rating in a variant (the cached leaderboard, rebuilt per fit)."""
+
+    variant = models.CharField(max_length=10, choices=Variant.choices)
+    version = models.ForeignKey(BotVersion, models.CASCADE, related_name="ratings")
+    elo = models.FloatField()
+    #: Half-width of the 95% interval (None when it cannot be estimated).
+    error = models.FloatField(null=True, blank=True)
+    games = models.PositiveIntegerField()
+    #: Points scored (a draw is half a point).
+    points = models.FloatField()
+    rank = models.PositiveIntegerField()
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["variant", "rank"]
+        constraints = [
+            models.UniqueConstraint(fields=["variant", "version"], name="rating_unique"),
+        ]
+        indexes = [models.Index(fields=["variant", "rank"], name="rating_rank_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.version} {self.variant}: {self.elo:.0f} ± {self.error:.0f}"
+
+    @property
+    def percent(self) -> float:
+        return 100.0 * self.points / self.games if self.games else 0.0
+
+
+class RatingPoint(models.Model):
+    """One point of a version's rating history (kept when its games changed since the last)."""
+
+    variant = models.CharField(max_length=10, choices=Variant.choices)
+    version = models.ForeignKey(BotVersion, models.CASCADE, related_name="rating_history")
+    at = models.DateTimeField()
+    elo = models.FloatField()
+    error = models.FloatField(null=True, blank=True)
+    games = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["at"]
+        indexes = [
+            models.Index(fields=["version", "variant", "at"], name="ratingpoint_version_idx")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.version} {self.variant} @ {self.at:%Y-%m-%d %H:%M}: {self.elo:.0f}"

@@ -1,0 +1,188 @@
+"""Ratings: fitted from the per-pair result counts with :mod:`arena.rating`, cached per variant.
+
+A fit is a pure function of the finished rated results, so it can run at any time, as often as
+wanted: :func:`refresh` runs when new results arrived since the last fit (a periodic task),
+:func:`recompute` first rebuilds the counts from the matches themselves (a management command).
+The built-in ``RATING_ANCHOR_BOT`` (``random``) is held at ``RATING_ANCHOR_ELO``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Count, F, Q, QuerySet
+from django.utils import timezone
+
+from arena import rating
+from arena.bots.models import Bot, BotVersion
+from arena.games.models import Match, PairStats, Rating, RatingPoint, RatingState, Variant
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class FitReport:
+    variant: str
+    players: int
+    pairs: int
+    results: int
+    seconds: float
+
+
+def anchor_version_id() -> int | None:
+    """The version the ratings are anchored to: the anchor bot's active version (else its
+    newest one that was not rejected)."""
+    versions = BotVersion.objects.filter(
+        bot__name=settings.RATING_ANCHOR_BOT, bot__trusted=True
+    ).exclude(status=BotVersion.Status.REJECTED)
+    active = versions.filter(status=BotVersion.Status.ACTIVE).values_list("pk", flat=True).first()
+    return active or versions.order_by("-number").values_list("pk", flat=True).first()
+
+
+def refresh(variant: str, *, force: bool = False) -> FitReport | None:
+    """Fit the variant's ratings again if results arrived since the last fit (or ``force``).
+
+    Replaces the variant's :class:`Rating` rows and adds a :class:`RatingPoint` for every
+    version whose number of games changed.
+    """
+    state, _ = RatingState.objects.get_or_create(variant=variant)
+    target = state.results
+    if not force and target == state.fitted:
+        return None
+    started = time.perf_counter()
+    rows = list(
+        PairStats.objects.filter(variant=variant).values_list(
+            "white_id", "black_id", "wins", "draws", "losses"
+        )
+    )
+    pairs = [
+        (str(w), str(b), float(wi + dr + lo), wi + dr / 2)
+        for w, b, wi, dr, lo in rows
+        if w != b and wi + dr + lo
+    ]
+    anchor = anchor_version_id()
+    names = {p[0] for p in pairs} | {p[1] for p in pairs}
+    anchor_name = str(anchor) if anchor is not None and str(anchor) in names else None
+    fitted = rating.fit_counts(pairs, anchor=anchor_name, anchor_elo=settings.RATING_ANCHOR_ELO)
+    ratings = [r for r in fitted.ratings if r.games > 0]
+    now = timezone.now()
+    with transaction.atomic():
+        # One writer per variant at a time (the row lock), so two fits cannot interleave.
+        RatingState.objects.select_for_update().get(variant=variant)
+        before = dict(Rating.objects.filter(variant=variant).values_list("version_id", "games"))
+        Rating.objects.filter(variant=variant).delete()
+        Rating.objects.bulk_create(
+            Rating(
+                variant=variant,
+                version_id=int(r.name),
+                elo=r.elo,
+                error=_finite(r.error),
+                games=r.games,
+                points=r.score,
+                rank=rank,
+            )
+            for rank, r in enumerate(ratings, 1)
+        )
+        RatingPoint.objects.bulk_create(
+            RatingPoint(
+                variant=variant,
+                version_id=int(r.name),
+                at=now,
+                elo=r.elo,
+                error=_finite(r.error),
+                games=r.games,
+            )
+            for r in ratings
+            if before.get(int(r.name)) != r.games
+        )
+        elapsed = time.perf_counter() - started
+        RatingState.objects.filter(variant=variant).update(
+            fitted=target,
+            fitted_at=now,
+            white_advantage=fitted.white_advantage,
+            fit_seconds=elapsed,
+        )
+    return FitReport(variant, len(ratings), len(pairs), target, elapsed)
+
+
+def _finite(x: float) -> float | None:
+    return x if math.isfinite(x) else None
+
+
+def refresh_all(*, force: bool = False) -> list[FitReport]:
+    """Refresh every variant that has results."""
+    variants = set(RatingState.objects.values_list("variant", flat=True))
+    if force:
+        variants |= set(PairStats.objects.values_list("variant", flat=True).distinct())
+    out = []
+    for v in sorted(variants):
+        report = refresh(v, force=force)
+        if report:
+            out.append(report)
+    return out
+
+
+def rebuild_pair_stats(variant: str | None = None) -> int:
+    """Recount every pair's results from the finished rated matches (one GROUP BY query);
+    returns the number of results. Leaves the ratings to :func:`refresh`."""
+    finished = Match.objects.filter(status=Match.Status.FINISHED, rated=True).exclude(
+        white=F("black")
+    )
+    if variant:
+        finished = finished.filter(variant=variant)
+    grouped = finished.values("variant", "white_id", "black_id").annotate(
+        wins=Count("pk", filter=Q(result="white")),
+        draws=Count("pk", filter=Q(result="draw")),
+        losses=Count("pk", filter=Q(result="black")),
+    )
+    total: dict[str, int] = {}
+    with transaction.atomic():
+        old = PairStats.objects.all()
+        if variant:
+            old = old.filter(variant=variant)
+        old.delete()
+        batch = []
+        for g in grouped.order_by():
+            batch.append(
+                PairStats(
+                    variant=g["variant"],
+                    white_id=g["white_id"],
+                    black_id=g["black_id"],
+                    wins=g["wins"],
+                    draws=g["draws"],
+                    losses=g["losses"],
+                )
+            )
+            total[g["variant"]] = total.get(g["variant"], 0) + g["wins"] + g["draws"] + g["losses"]
+        PairStats.objects.bulk_create(batch, batch_size=2000)
+        for v in [variant] if variant else [c.value for c in Variant]:
+            RatingState.objects.update_or_create(variant=v, defaults={"results": total.get(v, 0)})
+    return sum(total.values())
+
+
+def recompute(variant: str | None = None) -> list[FitReport]:
+    """Rebuild the counts from the matches, then fit every variant again from scratch."""
+    rebuild_pair_stats(variant)
+    if variant:
+        report = refresh(variant, force=True)
+        return [report] if report else []
+    return refresh_all(force=True)
+
+
+def leaderboard(variant: str, *, include_retired: bool = False) -> QuerySet[Rating]:
+    """The variant's cached ratings, best first, with the version, bot and owner joined."""
+    qs = (
+        Rating.objects.filter(variant=variant)
+        .select_related("version__bot__owner")
+        .order_by("rank")
+    )
+    if not include_retired:
+        qs = qs.filter(
+            version__status=BotVersion.Status.ACTIVE, version__bot__status=Bot.Status.ACTIVE
+        )
+    return qs

@@ -1,0 +1,30 @@
+"""Operators' view of tournaments."""
+
+from __future__ import annotations
+
+from django.contrib import admin
+
+from arena.tournaments.models import Entry, Tournament
+
+
+class EntryInline(admin.TabularInline):
+    model = Entry
+    extra = 0
+    raw_id_fields = ("version",)
+
+
+@admin.register(Tournament)
+class TournamentAdmin(admin.ModelAdmin):
+    list_display = (
+        "name",
+        "organiser",
+        "variant",
+        "time_control",
+        "games_per_pair",
+        "status",
+        "created_at",
+    )
+    list_filter = ("status", "variant")
+    search_fields = ("name", "organiser__username")
+    raw_id_fields = ("organiser",)
+    inlines = [EntryInline]

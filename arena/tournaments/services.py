@@ -1,0 +1,421 @@
+"""Tournament state transitions (create, release, pause, resume, cancel) and their tables.
+
+All of a tournament's matches are made when it is created, PENDING, in rounds (the circle
+method, so that every entrant plays once per round when it can). :func:`release` queues the
+next few, keeping ``TOURNAMENT_PARALLEL`` in flight; it runs when the tournament is created or
+resumed, and inside the transaction that finishes each of its matches.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+import re
+import zipfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.db.models import Count
+from django.utils import timezone
+
+from arena.bots.models import Bot, BotVersion
+from arena.games import runner
+from arena.games.models import Match, MatchRecord, Variant
+from arena.games.services import queue_pending
+from arena.referee.match import TimeControl
+from arena.tournaments.models import Entry, Tournament
+
+M = Match.Status
+TS = Tournament.Status
+_OPEN_MATCHES = (M.PENDING, M.QUEUED, M.RUNNING)
+MAX_ENTRANTS = 64
+MAX_GAMES_PER_PAIR = 100
+
+
+class TournamentError(ValueError):
+    """A tournament that cannot be created or changed as asked; the message says why."""
+
+
+# ----------------------------------------------------------------------------- permissions
+
+
+def can_organise(user: Any) -> bool:
+    """Whether the user may create tournaments."""
+    if not getattr(user, "is_authenticated", False):
+        return False
+    return bool(settings.OPEN_TOURNAMENTS or user.has_perm("tournaments.organise_tournament"))
+
+
+def can_control(user: Any, tournament: Tournament) -> bool:
+    """Whether the user may pause, resume or cancel the tournament (its organiser, staff)."""
+    return bool(
+        getattr(user, "is_authenticated", False)
+        and (user.pk == tournament.organiser_id or user.is_staff)
+    )
+
+
+# ----------------------------------------------------------------------------- creating
+
+
+def check_time_control(text: str) -> str:
+    """The time control, normalised; refused if a match could outlast the broker's visibility
+    timeout (its task would then be delivered twice)."""
+    try:
+        tc = TimeControl.parse(text)
+    except ValueError as e:
+        raise TournamentError(str(e)) from None
+    _, hard = runner.time_limits(str(tc))
+    if hard >= settings.CELERY_VISIBILITY_TIMEOUT:
+        raise TournamentError(
+            f"time control {tc} is too long: a game could take {hard} s, more than the "
+            f"{settings.CELERY_VISIBILITY_TIMEOUT} s a task may run"
+        )
+    return str(tc)
+
+
+def rounds(n: int) -> list[list[tuple[int, int]]]:
+    """A single round robin of ``n`` players by the circle method: each round's pairs of
+    indices, the first of each pair taking white. Colours are balanced greedily: white goes to
+    whoever has had it less often so far (then to whoever had black last).
+
+    >>> rounds(4)
+    [[(0, 3), (1, 2)], [(2, 0), (3, 1)], [(0, 1), (2, 3)]]
+    >>> whites = [sum(w == p for r in rounds(6) for w, _ in r) for p in range(6)]
+    >>> max(whites) - min(whites) <= 1
+    True
+    """
+    players: list[int | None] = list(range(n))
+    if n % 2:
+        players.append(None)
+    m = len(players)
+    whites = [0] * m
+    last_black = [False] * m
+    out = []
+    for _ in range(m - 1):
+        pairs = []
+        for i in range(m // 2):
+            a, b = players[i], players[m - 1 - i]
+            if a is None or b is None:
+                continue
+            if (whites[b], not last_black[b], b) < (whites[a], not last_black[a], a):
+                a, b = b, a
+            whites[a] += 1
+            last_black[a], last_black[b] = False, True
+            pairs.append((a, b))
+        out.append(pairs)
+        players = [players[0], players[-1], *players[1:-1]]
+    return out
+
+
+def create(
+    organiser: Any,
+    *,
+    name: str,
+    variant: str,
+    time_control: str,
+    games_per_pair: int,
+    bots: Sequence[Bot],
+    rated: bool = True,
+) -> Tournament:
+    """Create a round robin between the bots' active versions and start it."""
+    if not can_organise(organiser):
+        raise PermissionDenied("you may not organise tournaments")
+    if variant not in Variant.values:
+        raise TournamentError(f"unknown variant {variant!r}")
+    tc = check_time_control(time_control)
+    if not 1 <= games_per_pair <= MAX_GAMES_PER_PAIR:
+        raise TournamentError(f"games per pairing must be 1 to {MAX_GAMES_PER_PAIR}")
+    if not name.strip():
+        raise TournamentError("a tournament needs a name")
+    unique = list(dict.fromkeys(bots))
+    if not 2 <= len(unique) <= MAX_ENTRANTS:
+        raise TournamentError(f"a tournament needs 2 to {MAX_ENTRANTS} bots")
+    versions = {
+        v.bot_id: v
+        for v in BotVersion.objects.filter(
+            bot__in=unique, status=BotVersion.Status.ACTIVE, bot__status=Bot.Status.ACTIVE
+        )
+    }
+    missing = [b.name for b in unique if b.pk not in versions]
+    if missing:
+        raise TournamentError(f"no active version: {', '.join(missing)}")
+    rng = random.Random()
+    with transaction.atomic():
+        t = Tournament.objects.create(
+            name=name.strip()[:100],
+            organiser=organiser,
+            variant=variant,
+            time_control=tc,
+            games_per_pair=games_per_pair,
+            rated=rated,
+        )
+        entrants = [versions[b.pk] for b in unique]
+        Entry.objects.bulk_create(
+            Entry(tournament=t, version=v, seed=i + 1) for i, v in enumerate(entrants)
+        )
+        schedule = rounds(len(entrants))
+        matches = []
+        number = 0
+        for game in range(games_per_pair):
+            for pairs in schedule:
+                number += 1
+                for a, b in pairs:
+                    white, black = (a, b) if game % 2 == 0 else (b, a)
+                    matches.append(
+                        Match(
+                            variant=variant,
+                            kind=Match.Kind.TOURNAMENT,
+                            status=M.PENDING,
+                            white=entrants[white],
+                            black=entrants[black],
+                            time_control=tc,
+                            seed=rng.randrange(2**31),
+                            rated=rated,
+                            tournament=t,
+                            round=number,
+                        )
+                    )
+        Match.objects.bulk_create(matches, batch_size=1000)
+        release(t.pk)
+    return t
+
+
+# ----------------------------------------------------------------------------- running
+
+
+def release(tournament_id: int) -> int:
+    """Queue the next pending matches of a running tournament, up to ``TOURNAMENT_PARALLEL``
+    in flight; mark it finished when nothing is left. Returns how many were queued."""
+    with transaction.atomic():
+        t = Tournament.objects.select_for_update().get(pk=tournament_id)
+        if t.status != TS.RUNNING:
+            return 0
+        matches = Match.objects.filter(tournament_id=tournament_id)
+        room = (
+            settings.TOURNAMENT_PARALLEL - matches.filter(status__in=[M.QUEUED, M.RUNNING]).count()
+        )
+        queued = 0
+        if room > 0:
+            ids = list(
+                matches.filter(status=M.PENDING)
+                .order_by("round", "pk")
+                .values_list("pk", flat=True)[:room]
+            )
+            queued = queue_pending(ids)
+        if not matches.filter(status__in=_OPEN_MATCHES).exists():
+            Tournament.objects.filter(pk=tournament_id, status=TS.RUNNING).update(
+                status=TS.FINISHED, finished_at=timezone.now()
+            )
+        return queued
+
+
+def match_done(tournament_id: int) -> None:
+    """A match of the tournament finished or was aborted (inside that transaction)."""
+    release(tournament_id)
+
+
+def pause(user: Any, tournament: Tournament) -> bool:
+    """RUNNING -> PAUSED; its queued matches go back to pending (running ones finish)."""
+    if not can_control(user, tournament):
+        raise PermissionDenied("only the organiser may pause the tournament")
+    with transaction.atomic():
+        if not Tournament.objects.filter(pk=tournament.pk, status=TS.RUNNING).update(
+            status=TS.PAUSED
+        ):
+            return False
+        # Their tasks find them PENDING and do nothing.
+        Match.objects.filter(tournament=tournament, status=M.QUEUED).update(
+            status=M.PENDING, queued_at=None
+        )
+    return True
+
+
+def resume(user: Any, tournament: Tournament) -> bool:
+    """PAUSED -> RUNNING, and release matches again."""
+    if not can_control(user, tournament):
+        raise PermissionDenied("only the organiser may resume the tournament")
+    with transaction.atomic():
+        if not Tournament.objects.filter(pk=tournament.pk, status=TS.PAUSED).update(
+            status=TS.RUNNING
+        ):
+            return False
+        release(tournament.pk)
+    return True
+
+
+def cancel(user: Any, tournament: Tournament) -> bool:
+    """Cancel a running or paused tournament: every match not finished is cancelled (a running
+    game is stopped by its worker at the next heartbeat, its result discarded)."""
+    if not can_control(user, tournament):
+        raise PermissionDenied("only the organiser may cancel the tournament")
+    with transaction.atomic():
+        if not Tournament.objects.filter(
+            pk=tournament.pk, status__in=[TS.RUNNING, TS.PAUSED]
+        ).update(status=TS.CANCELLED, finished_at=timezone.now()):
+            return False
+        Match.objects.filter(tournament=tournament, status__in=_OPEN_MATCHES).update(
+            status=M.CANCELLED, finished_at=timezone.now()
+        )
+    return True
+
+
+# ----------------------------------------------------------------------------- tables
+
+
+@dataclass
+class Standing:
+    entry: Entry
+    games: int = 0
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+    points: float = 0.0
+    tiebreak: float = 0.0
+    rank: int = 0
+    #: Points against each other entrant (by entry id): (points, games).
+    against: dict[int, tuple[float, int]] = field(default_factory=dict)
+
+    @property
+    def percent(self) -> float:
+        return 100.0 * self.points / self.games if self.games else 0.0
+
+
+@dataclass
+class Progress:
+    total: int
+    finished: int
+    running: int
+    queued: int
+    pending: int
+    aborted: int
+    cancelled: int
+
+    @property
+    def done(self) -> int:
+        return self.finished + self.aborted + self.cancelled
+
+    @property
+    def percent(self) -> float:
+        return 100.0 * self.done / self.total if self.total else 100.0
+
+
+def progress(tournament: Tournament) -> Progress:
+    counts = dict(
+        Match.objects.filter(tournament=tournament)
+        .values_list("status")
+        .annotate(n=Count("pk"))
+        .values_list("status", "n")
+    )
+    return Progress(
+        total=sum(counts.values()),
+        finished=counts.get(M.FINISHED, 0),
+        running=counts.get(M.RUNNING, 0),
+        queued=counts.get(M.QUEUED, 0),
+        pending=counts.get(M.PENDING, 0),
+        aborted=counts.get(M.ABORTED, 0),
+        cancelled=counts.get(M.CANCELLED, 0),
+    )
+
+
+def standings(tournament: Tournament) -> list[Standing]:
+    """Points table, best first: points, then Sonneborn-Berger, then wins. Each row also has
+    its cross-table cells (``against``)."""
+    entries = list(tournament.entries.select_related("version__bot__owner").order_by("seed"))
+    rows = {e.version_id: Standing(e) for e in entries}
+    grouped = (
+        Match.objects.filter(tournament=tournament, status=M.FINISHED)
+        .values_list("white_id", "black_id", "result")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    for white, black, result, n in grouped:
+        w_points = {"white": 1.0, "draw": 0.5, "black": 0.0}[result]
+        for me, other, mine in ((white, black, w_points), (black, white, 1.0 - w_points)):
+            s = rows[me]
+            s.games += n
+            s.points += mine * n
+            s.wins += n if mine == 1.0 else 0
+            s.draws += n if mine == 0.5 else 0
+            s.losses += n if mine == 0.0 else 0
+            oid = rows[other].entry.pk
+            p, g = s.against.get(oid, (0.0, 0))
+            s.against[oid] = (p + mine * n, g + n)
+    by_entry = {s.entry.pk: s for s in rows.values()}
+    for s in rows.values():
+        s.tiebreak = sum(p / g * by_entry[oid].points for oid, (p, g) in s.against.items() if g)
+    table = sorted(rows.values(), key=lambda s: (-s.points, -s.tiebreak, -s.wins, s.entry.seed))
+    for i, s in enumerate(table, 1):
+        s.rank = i
+    return table
+
+
+def crosstable(table: list[Standing]) -> list[tuple[Standing, list[str]]]:
+    """Each standing with its row of cells against the others, in standings order:
+    ``"1.5/2"``, ``""`` when they have not played, ``"x"`` on the diagonal."""
+    out = []
+    for s in table:
+        cells = []
+        for other in table:
+            if other is s:
+                cells.append("x")
+                continue
+            p, g = s.against.get(other.entry.pk, (0.0, 0))
+            cells.append(f"{_num(p)}/{g}" if g else "")
+        out.append((s, cells))
+    return out
+
+
+def _num(x: float) -> str:
+    return f"{x:g}"
+
+
+# ----------------------------------------------------------------------------- archive
+
+
+def archive(tournament: Tournament) -> bytes:
+    """Every finished game of the tournament in one zip: the records (long and short form),
+    the transcripts, all games in one file, and the standings."""
+    slug = re.sub(r"[^a-z0-9]+", "-", tournament.name.lower()).strip("-") or "tournament"
+    top = f"tournament-{tournament.pk}-{slug}"
+    buf = io.BytesIO()
+    table = standings(tournament)
+    records = (
+        MatchRecord.objects.filter(match__tournament=tournament, match__status=M.FINISHED)
+        .select_related("match")
+        .order_by("match__round", "match__pk")
+    )
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        everything = []
+        for rec in records.iterator(chunk_size=200):
+            name = f"round-{rec.match.round:03d}-match-{rec.match_id}"
+            zf.writestr(f"{top}/records/{name}.txt", rec.record)
+            zf.writestr(f"{top}/records-short/{name}.txt", rec.record_short)
+            zf.writestr(
+                f"{top}/transcripts/{name}.json",
+                json.dumps(rec.transcript, indent=1, ensure_ascii=False),
+            )
+            everything.append(rec.record)
+        zf.writestr(f"{top}/all-games.txt", "\n".join(everything))
+        zf.writestr(f"{top}/standings.txt", standings_text(tournament, table))
+    return buf.getvalue()
+
+
+def standings_text(tournament: Tournament, table: list[Standing]) -> str:
+    p = progress(tournament)
+    lines = [
+        f"{tournament.name} ({tournament.get_variant_display()}, {tournament.time_control}, "
+        f"{tournament.games_per_pair} games per pairing): {p.done}/{p.total} games done",
+        "",
+        f"{'#':>3}  {'bot':<30} {'points':>7} {'games':>6} {'+':>4} {'=':>4} {'-':>4}",
+    ]
+    for s in table:
+        lines.append(
+            f"{s.rank:>3}  {s.entry.version.label:<30} {_num(s.points):>7} {s.games:>6} "
+            f"{s.wins:>4} {s.draws:>4} {s.losses:>4}"
+        )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,87 @@
+"""Forms of the site. They check the shape of the input; the services decide the rest."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.conf import settings
+from django.contrib.auth.forms import UserCreationForm
+
+from arena.bots.models import Bot, BotVersion
+from arena.games.models import Variant
+
+
+class SignUpForm(UserCreationForm):
+    class Meta(UserCreationForm.Meta):
+        fields = ("username",)
+
+
+class BotFileField(forms.FileField):
+    """The upload: a .zip or .tar.gz folder with bot.toml, or a single executable file."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault(
+            "help_text",
+            "A .zip or .tar.gz of a folder with bot.toml, or one executable file (a script "
+            f"starting with #!). At most {settings.BOT_UPLOAD_MAX_BYTES // (1024 * 1024)} MiB.",
+        )
+        super().__init__(**kwargs)
+
+
+class BotUploadForm(forms.Form):
+    name = forms.SlugField(
+        max_length=40,
+        help_text="2 to 40 lower-case letters, digits, - and _. It cannot be changed later.",
+    )
+    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
+    file = BotFileField()
+
+
+class VersionUploadForm(forms.Form):
+    file = BotFileField()
+
+
+class BotEditForm(forms.ModelForm):
+    class Meta:
+        model = Bot
+        fields = ("description",)
+        widgets = {"description": forms.Textarea(attrs={"rows": 4})}
+
+
+class BotChoiceField(forms.ModelMultipleChoiceField):
+    def label_from_instance(self, obj: Bot) -> str:
+        return f"{obj.name} ({obj.owner.username})"
+
+
+class TournamentForm(forms.Form):
+    name = forms.CharField(max_length=100)
+    variant = forms.ChoiceField(choices=Variant.choices)
+    time_control = forms.CharField(
+        initial="10+0.1",
+        max_length=20,
+        help_text='Seconds per game and increment per turn, e.g. "60+1" or "10+0.1".',
+    )
+    games_per_pair = forms.IntegerField(
+        min_value=1,
+        max_value=100,
+        initial=2,
+        help_text="An even number gives each bot of a pair white equally often.",
+    )
+    bots = BotChoiceField(
+        queryset=Bot.objects.none(),
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Each bot plays with its active version.",
+    )
+    rated = forms.BooleanField(required=False, initial=True)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        field = self.fields["bots"]
+        assert isinstance(field, forms.ModelMultipleChoiceField)
+        field.queryset = (
+            Bot.objects.filter(status=Bot.Status.ACTIVE, versions__status=BotVersion.Status.ACTIVE)
+            .select_related("owner")
+            .order_by("name")
+            .distinct()
+        )

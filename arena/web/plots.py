@@ -1,0 +1,83 @@
+"""Small inline SVG charts drawn on the server (no JavaScript, no build step)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+
+COLOURS = ("#1f6feb", "#d1242f", "#1a7f37", "#9a6700", "#8250df", "#bf3989", "#0a7c86")
+
+
+@dataclass(frozen=True)
+class Series:
+    label: str
+    points: Sequence[tuple[datetime, float]]
+
+
+def history_svg(series: Sequence[Series], *, width: int = 640, height: int = 220) -> SafeString:
+    """A line chart of ratings over time, one line per series, with a legend.
+
+    >>> from datetime import datetime, UTC
+    >>> svg = history_svg([Series("a v1", [(datetime(2026, 1, 1, tzinfo=UTC), 1000.0),
+    ...                                    (datetime(2026, 1, 2, tzinfo=UTC), 1100.0)])])
+    >>> svg.startswith("<svg") and "polyline" in svg and "a v1" in svg
+    True
+    """
+    drawn = [s for s in series if s.points]
+    if not drawn:
+        return mark_safe("")
+    left, right, top, bottom = 48, 12, 12, 24 + 16 * len(drawn)
+    times = [t.timestamp() for s in drawn for t, _ in s.points]
+    elos = [e for s in drawn for _, e in s.points]
+    t0, t1 = min(times), max(times)
+    if t1 - t0 < 1:
+        t0, t1 = t0 - 1, t1 + 1
+    lo, hi = min(elos), max(elos)
+    pad = max(20.0, (hi - lo) * 0.1)
+    lo, hi = lo - pad, hi + pad
+    plot_w = width - left - right
+    plot_h = height - top - bottom
+
+    def x(t: float) -> float:
+        return left + (t - t0) / (t1 - t0) * plot_w
+
+    def y(e: float) -> float:
+        return top + (hi - e) / (hi - lo) * plot_h
+
+    parts = [
+        f'<svg class="chart" viewBox="0 0 {width} {height}" role="img" '
+        f'aria-label="rating history" xmlns="http://www.w3.org/2000/svg">',
+        f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" class="chart-area"/>',
+    ]
+    for k in range(5):
+        value = lo + (hi - lo) * k / 4
+        yy = y(value)
+        parts.append(
+            f'<line x1="{left}" x2="{left + plot_w}" y1="{yy:.1f}" y2="{yy:.1f}" class="grid"/>'
+            f'<text x="{left - 4}" y="{yy + 4:.1f}" text-anchor="end">{value:.0f}</text>'
+        )
+    first = datetime.fromtimestamp(t0).strftime("%Y-%m-%d")
+    last = datetime.fromtimestamp(t1).strftime("%Y-%m-%d %H:%M")
+    parts.append(f'<text x="{left}" y="{top + plot_h + 14}">{first}</text>')
+    parts.append(
+        f'<text x="{left + plot_w}" y="{top + plot_h + 14}" text-anchor="end">{last}</text>'
+    )
+    for i, s in enumerate(drawn):
+        colour = COLOURS[i % len(COLOURS)]
+        pts = " ".join(f"{x(t.timestamp()):.1f},{y(e):.1f}" for t, e in s.points)
+        parts.append(f'<polyline points="{pts}" fill="none" stroke="{colour}" stroke-width="2"/>')
+        if len(s.points) == 1:
+            px, py = pts.split(",")
+            parts.append(f'<circle cx="{px}" cy="{py}" r="3" fill="{colour}"/>')
+        ly = top + plot_h + 30 + 16 * i
+        parts.append(
+            f'<rect x="{left}" y="{ly - 9}" width="12" height="4" fill="{colour}"/>'
+            f'<text x="{left + 18}" y="{ly}">{escape(s.label)} '
+            f"(now {s.points[-1][1]:.0f})</text>"
+        )
+    parts.append("</svg>")
+    return mark_safe("".join(parts))  # every value above is a number or escaped

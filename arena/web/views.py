@@ -1,0 +1,399 @@
+"""The site's pages. Thin: a form for input, one call into a service, render or redirect."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.db.models import Q
+from django.http import (
+    FileResponse,
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBase,
+    JsonResponse,
+)
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+from rest_framework.authtoken.models import Token
+
+import engine
+from arena.bots import services as bots
+from arena.bots.models import Bot, BotVersion
+from arena.bots.unpack import UploadError
+from arena.games import downloads, ratings
+from arena.games.models import Match, MatchRecord, Rating, RatingPoint, Variant
+from arena.replay import replay_frames
+from arena.tournaments import services as tournaments
+from arena.tournaments.models import Tournament
+from arena.web import forms
+from arena.web.plots import Series, history_svg
+
+RECENT = 20
+LEADERBOARD_PAGE = 100
+
+
+def _variant(name: str) -> str:
+    if name not in Variant.values:
+        raise Http404(f"no variant {name!r}")
+    return name
+
+
+# ----------------------------------------------------------------------------- home, accounts
+
+
+def home(request: HttpRequest) -> HttpResponse:
+    tops = [
+        (v, ratings.leaderboard(v.value)[:5])
+        for v in Variant
+        if v.value in settings.LADDER_VARIANTS
+    ]
+    recent = (
+        Match.objects.filter(status=Match.Status.FINISHED)
+        .select_related("white__bot", "black__bot")
+        .order_by("-finished_at")[:10]
+    )
+    running = Tournament.objects.filter(status=Tournament.Status.RUNNING)[:5]
+    return render(
+        request,
+        "web/home.html",
+        {
+            "tops": tops,
+            "recent": recent,
+            "tournaments": running,
+            "in_flight": Match.objects.filter(
+                status__in=[Match.Status.QUEUED, Match.Status.RUNNING]
+            ).count(),
+        },
+    )
+
+
+def signup(request: HttpRequest) -> HttpResponse:
+    form = forms.SignUpForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        user = form.save()
+        login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        messages.success(request, f"Welcome, {user.username}. Upload a bot to get it rated.")
+        return redirect("upload")
+    return render(request, "registration/signup.html", {"form": form})
+
+
+@login_required
+def token(request: HttpRequest) -> HttpResponse:
+    """Show the user's API token; POST makes a new one (the old one stops working)."""
+    if request.method == "POST":
+        Token.objects.filter(user=request.user).delete()
+        messages.success(request, "A new token was made; the old one no longer works.")
+        return redirect("token")
+    tok, _ = Token.objects.get_or_create(user=request.user)
+    return render(request, "web/token.html", {"token": tok})
+
+
+# ----------------------------------------------------------------------------- leaderboard
+
+
+def leaderboard(request: HttpRequest, variant: str = "yinsh") -> HttpResponse:
+    variant = _variant(variant)
+    include_retired = request.GET.get("all") == "1"
+    rows = ratings.leaderboard(variant, include_retired=include_retired)
+    page = Paginator(rows, LEADERBOARD_PAGE).get_page(request.GET.get("page"))
+    first = (page.number - 1) * LEADERBOARD_PAGE
+    return render(
+        request,
+        "web/leaderboard.html",
+        {
+            "variant": variant,
+            "variant_label": Variant(variant).label,
+            "variants": Variant.choices,
+            "page": page,
+            "rows": [(first + i + 1, r) for i, r in enumerate(page.object_list)],
+            "include_retired": include_retired,
+            "anchor": settings.RATING_ANCHOR_BOT,
+            "anchor_elo": settings.RATING_ANCHOR_ELO,
+        },
+    )
+
+
+# ----------------------------------------------------------------------------- bots
+
+
+def bot_list(request: HttpRequest) -> HttpResponse:
+    rows = Bot.objects.select_related("owner").order_by("name")
+    page = Paginator(rows, 100).get_page(request.GET.get("page"))
+    return render(request, "web/bot_list.html", {"page": page})
+
+
+def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
+    bot = get_object_or_404(Bot.objects.select_related("owner"), name=name)
+    versions = list(bot.versions.order_by("-number"))
+    vids = [v.pk for v in versions]
+    by_version: dict[int, list[Rating]] = defaultdict(list)
+    for r in Rating.objects.filter(version__in=vids).order_by("variant"):
+        by_version[r.version_id].append(r)
+    labels = {v.pk: v.label for v in versions}
+    history: dict[str, dict[int, list[tuple]]] = defaultdict(lambda: defaultdict(list))
+    for vid, variant, at, elo in (
+        RatingPoint.objects.filter(version__in=vids)
+        .order_by("at")
+        .values_list("version_id", "variant", "at", "elo")
+    ):
+        history[variant][vid].append((at, elo))
+    charts = [
+        (
+            Variant(variant).label,
+            history_svg([Series(labels[vid], pts) for vid, pts in sorted(per.items())]),
+        )
+        for variant, per in sorted(history.items())
+    ]
+    recent = (
+        Match.objects.filter(Q(white__in=vids) | Q(black__in=vids))
+        .select_related("white__bot", "black__bot")
+        .order_by("-id")[:RECENT]
+    )
+    return render(
+        request,
+        "web/bot_detail.html",
+        {
+            "bot": bot,
+            "versions": [(v, by_version.get(v.pk, [])) for v in versions],
+            "charts": charts,
+            "recent": recent,
+            "manager": bots.can_manage(request.user, bot),
+            "checking": any(v.status in (v.Status.PENDING, v.Status.CHECKING) for v in versions),
+        },
+    )
+
+
+@login_required
+def upload(request: HttpRequest) -> HttpResponse:
+    form = forms.BotUploadForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        f = form.cleaned_data["file"]
+        try:
+            version = bots.create_bot(
+                request.user,
+                form.cleaned_data["name"],
+                f,
+                filename=f.name,
+                description=form.cleaned_data["description"],
+            )
+        except UploadError as e:
+            form.add_error(None, str(e))
+        else:
+            messages.success(request, f"{version.label} was uploaded; its check is queued.")
+            return redirect(version.bot)
+    return render(request, "web/upload.html", {"form": form})
+
+
+@login_required
+def upload_version(request: HttpRequest, name: str) -> HttpResponse:
+    bot = get_object_or_404(Bot, name=name)
+    if not bots.can_manage(request.user, bot):
+        raise PermissionDenied
+    form = forms.VersionUploadForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        f = form.cleaned_data["file"]
+        try:
+            version = bots.add_version(request.user, bot, f, filename=f.name)
+        except UploadError as e:
+            form.add_error(None, str(e))
+        else:
+            messages.success(request, f"{version.label} was uploaded; its check is queued.")
+            return redirect(bot)
+    return render(request, "web/upload_version.html", {"form": form, "bot": bot})
+
+
+@login_required
+def bot_edit(request: HttpRequest, name: str) -> HttpResponse:
+    bot = get_object_or_404(Bot, name=name)
+    if not bots.can_manage(request.user, bot):
+        raise PermissionDenied
+    form = forms.BotEditForm(request.POST or None, instance=bot)
+    if request.method == "POST" and form.is_valid():
+        bots.update_bot(request.user, bot, description=form.cleaned_data["description"])
+        return redirect(bot)
+    return render(request, "web/bot_edit.html", {"form": form, "bot": bot})
+
+
+@login_required
+@require_POST
+def bot_delete(request: HttpRequest, name: str) -> HttpResponse:
+    bot = get_object_or_404(Bot, name=name)
+    outcome = bots.delete_bot(request.user, bot)
+    if outcome == "deleted":
+        messages.success(request, f"{name} was deleted.")
+        return redirect("home")
+    messages.success(request, f"{name} was withdrawn; its games and ratings stay.")
+    return redirect(bot)
+
+
+def _own_version(request: HttpRequest, name: str, number: int) -> BotVersion:
+    version = get_object_or_404(
+        BotVersion.objects.select_related("bot"), bot__name=name, number=number
+    )
+    if not bots.can_manage(request.user, version.bot):
+        raise PermissionDenied
+    return version
+
+
+@login_required
+def version_source(request: HttpRequest, name: str, number: int) -> HttpResponseBase:
+    version = _own_version(request, name, number)
+    path = bots.source_path(request.user, version)
+    return FileResponse(path.open("rb"), as_attachment=True, filename=bots.source_filename(version))
+
+
+@login_required
+def version_check_transcript(request: HttpRequest, name: str, number: int) -> HttpResponse:
+    version = _own_version(request, name, number)
+    if version.transcript is None:
+        raise Http404("no transcript")
+    return downloads.Download(
+        downloads.transcript_bytes(version.transcript),
+        f"{name}-v{number}-check.json",
+        downloads.JSON_TYPE,
+    ).response()
+
+
+# ----------------------------------------------------------------------------- matches
+
+
+def match_list(request: HttpRequest) -> HttpResponse:
+    rows = Match.objects.select_related("white__bot", "black__bot").order_by("-id")
+    variant = request.GET.get("variant")
+    if variant in Variant.values:
+        rows = rows.filter(variant=variant)
+    status = request.GET.get("status")
+    if status in Match.Status.values:
+        rows = rows.filter(status=status)
+    page = Paginator(rows, 50).get_page(request.GET.get("page"))
+    return render(
+        request,
+        "web/match_list.html",
+        {"page": page, "variants": Variant.choices, "statuses": Match.Status.choices},
+    )
+
+
+def _record(pk: int) -> MatchRecord:
+    return get_object_or_404(MatchRecord.objects.select_related("match"), match_id=pk)
+
+
+def match_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    match = get_object_or_404(
+        Match.objects.select_related("white__bot__owner", "black__bot__owner", "tournament"),
+        pk=pk,
+    )
+    data = MatchRecord.objects.filter(match=match).only("record", "record_short").first()
+    turns: list[tuple[str, str]] = []
+    if data is not None:
+        body = data.record.split("\n\n", 1)[1] if "\n\n" in data.record else ""
+        tokens = body.split()
+        turns = [(t.split(".", 1)[0], t.split(".", 1)[1]) for t in tokens if "." in t]
+    return render(
+        request,
+        "web/match_detail.html",
+        {"match": match, "data": data, "turns": turns},
+    )
+
+
+def match_record(request: HttpRequest, pk: int, form: str = "long") -> HttpResponse:
+    return downloads.record(_record(pk), long=form != "short").response(
+        inline=request.GET.get("inline") == "1"
+    )
+
+
+def match_transcript(request: HttpRequest, pk: int) -> HttpResponse:
+    return downloads.transcript(_record(pk)).response()
+
+
+def match_replay(request: HttpRequest, pk: int) -> JsonResponse:
+    data = _record(pk)
+    record = engine.Record.parse(data.record)
+    return JsonResponse(replay_frames(record, data.transcript))
+
+
+# ----------------------------------------------------------------------------- tournaments
+
+
+def tournament_list(request: HttpRequest) -> HttpResponse:
+    rows = Tournament.objects.select_related("organiser").order_by("-id")
+    page = Paginator(rows, 50).get_page(request.GET.get("page"))
+    return render(
+        request,
+        "web/tournament_list.html",
+        {"page": page, "can_organise": tournaments.can_organise(request.user)},
+    )
+
+
+def tournament_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    t = get_object_or_404(Tournament.objects.select_related("organiser"), pk=pk)
+    table = tournaments.standings(t)
+    recent = (
+        t.matches.exclude(status=Match.Status.PENDING)
+        .select_related("white__bot", "black__bot")
+        .order_by("-finished_at", "-id")[:RECENT]
+    )
+    return render(
+        request,
+        "web/tournament_detail.html",
+        {
+            "t": t,
+            "table": table,
+            "cross": tournaments.crosstable(table),
+            "progress": tournaments.progress(t),
+            "recent": recent,
+            "control": tournaments.can_control(request.user, t),
+        },
+    )
+
+
+@login_required
+def tournament_create(request: HttpRequest) -> HttpResponse:
+    if not tournaments.can_organise(request.user):
+        raise PermissionDenied("you may not organise tournaments")
+    form = forms.TournamentForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            t = tournaments.create(
+                request.user,
+                name=data["name"],
+                variant=data["variant"],
+                time_control=data["time_control"],
+                games_per_pair=data["games_per_pair"],
+                bots=list(data["bots"]),
+                rated=data["rated"],
+            )
+        except tournaments.TournamentError as e:
+            form.add_error(None, str(e))
+        else:
+            return redirect(t)
+    return render(request, "web/tournament_form.html", {"form": form})
+
+
+@login_required
+@require_POST
+def tournament_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
+    t = get_object_or_404(Tournament, pk=pk)
+    act = {"pause": tournaments.pause, "resume": tournaments.resume, "cancel": tournaments.cancel}
+    if action not in act:
+        raise Http404
+    if act[action](request.user, t):
+        messages.success(request, f"{t.name}: {action} done.")
+    else:
+        messages.warning(request, f"{t.name} cannot {action} now (it is {t.status}).")
+    return redirect(reverse("tournament", args=[pk]))
+
+
+def tournament_archive(request: HttpRequest, pk: int) -> HttpResponse:
+    t = get_object_or_404(Tournament, pk=pk)
+    return downloads.Download(
+        tournaments.archive(t), f"tournament-{t.pk}.zip", downloads.ZIP_TYPE
+    ).response()

@@ -1,0 +1,176 @@
+"""Fixtures of the arena tests: users, bot versions made from the real example bots, and an
+isolated bot store, cache and Celery queue for every test run.
+
+The same tests run on the embedded defaults (SQLite, the SQLAlchemy broker) and, when
+``DATABASE_URL`` and ``REDIS_URL`` are set, on PostgreSQL and Redis.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import tarfile
+import tempfile
+import uuid
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.conf import settings as django_settings
+
+from arena import celery_app
+from arena.bots import services as bot_services
+from arena.bots import store
+from arena.bots.models import Bot, BotVersion
+
+ROOT = Path(__file__).resolve().parents[2]
+BOTS = ROOT / "bots"
+TEST_BOTS = ROOT / "tests" / "bots"
+
+#: Everything a test run writes outside the database lives here (removed at the end).
+RUN_DIR = Path(tempfile.mkdtemp(prefix="arena-tests-"))
+#: This run's own Celery queue, so that a local arena running meanwhile never sees its tasks.
+QUEUE = f"arena-test-{uuid.uuid4().hex[:8]}"
+BROKER_URL = (
+    django_settings.CELERY_BROKER_URL
+    if django_settings.REDIS_URL
+    else f"sqla+sqlite:///{RUN_DIR / 'broker.sqlite3'}"
+)
+
+celery_app.conf.task_default_queue = QUEUE
+celery_app.conf.broker_url = BROKER_URL
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if django_settings.REDIS_URL:
+        try:
+            import redis
+
+            client = redis.Redis.from_url(django_settings.REDIS_URL)
+            client.delete(QUEUE, f"_kombu.binding.{QUEUE}", f"_kombu.binding_permanent.{QUEUE}")
+        except Exception:  # Redis went away: nothing to tidy
+            pass
+    shutil.rmtree(RUN_DIR, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_files(settings: Any, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A bot store and cache of each test's own (workers started by tests get the same)."""
+    base = tmp_path_factory.mktemp("files")
+    settings.BOT_STORE_DIR = base / "store"
+    settings.BOT_CACHE_DIR = base / "cache"
+
+
+@pytest.fixture
+def user(django_user_model: Any) -> Any:
+    return django_user_model.objects.create_user("alice", password="a-long-password-1")
+
+
+@pytest.fixture
+def other_user(django_user_model: Any) -> Any:
+    return django_user_model.objects.create_user("bob", password="a-long-password-2")
+
+
+def packed(folder: Path) -> bytes:
+    """A bot folder as .tar.gz bytes."""
+    return bot_services.pack_folder(folder)
+
+
+def zipped(files: dict[str, bytes | str], *, modes: dict[str, int] | None = None) -> bytes:
+    """A zip archive of the given files (name -> content)."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, data in files.items():
+            info = zipfile.ZipInfo(name)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.external_attr = ((modes or {}).get(name, 0o100644)) << 16
+            zf.writestr(info, data)
+    return buf.getvalue()
+
+
+def zipped_folder(folder: Path) -> bytes:
+    files = {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts
+    }
+    return zipped(files)
+
+
+def targz(members: list[tuple[tarfile.TarInfo, bytes | None]]) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+        for info, data in members:
+            tf.addfile(info, io.BytesIO(data) if data is not None else None)
+    return buf.getvalue()
+
+
+def upload(data: bytes, name: str) -> io.BytesIO:
+    f = io.BytesIO(data)
+    f.name = name  # type: ignore[attr-defined]
+    f.size = len(data)  # type: ignore[attr-defined]
+    return f
+
+
+def make_version(
+    owner: Any,
+    name: str,
+    *,
+    folder: Path | None = None,
+    status: str = BotVersion.Status.ACTIVE,
+    trusted: bool = False,
+) -> BotVersion:
+    """A bot version in the database, its files in the store (a real bot: random by default),
+    set directly to ``status`` (no check runs)."""
+    data = packed(folder or BOTS / "random")
+    sha, size = store.put_bytes(data)
+    bot, _ = Bot.objects.get_or_create(name=name, defaults={"owner": owner, "trusted": trusted})
+    number = bot.versions.count() + 1
+    return BotVersion.objects.create(
+        bot=bot,
+        number=number,
+        status=status,
+        sha256=sha,
+        kind=BotVersion.Kind.TARGZ,
+        filename=f"{name}.tar.gz",
+        size=size,
+    )
+
+
+@pytest.fixture
+def system_user(db: Any) -> Any:
+    return bot_services.system_user()
+
+
+@pytest.fixture
+def anchor(system_user: Any) -> BotVersion:
+    """The built-in random bot, active (the rating anchor)."""
+    return make_version(system_user, "random", trusted=True)
+
+
+@pytest.fixture
+def worker_env() -> Iterator[dict[str, str]]:
+    """Environment for a Celery worker (or any process) that must see this test's database,
+    broker queue, bot store and cache."""
+    from django.db import connection
+
+    env = dict(os.environ)
+    db = connection.settings_dict
+    if db["ENGINE"].endswith("sqlite3"):
+        env["DATABASE_URL"] = f"sqlite:///{db['NAME']}"
+    else:
+        host = db.get("HOST") or "127.0.0.1"
+        port = db.get("PORT") or 5432
+        password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
+        env["DATABASE_URL"] = f"postgres://{db['USER']}{password}@{host}:{port}/{db['NAME']}"
+    env["ARENA_CELERY_QUEUE"] = QUEUE
+    env["ARENA_BOT_STORE"] = str(django_settings.BOT_STORE_DIR)
+    env["ARENA_BOT_CACHE"] = str(Path(django_settings.BOT_CACHE_DIR).parent / "worker-cache")
+    if not django_settings.REDIS_URL:
+        env["ARENA_CELERY_BROKER_URL"] = BROKER_URL
+    env["DJANGO_SETTINGS_MODULE"] = "arena.settings"
+    env["PYTHONUNBUFFERED"] = "1"
+    yield env

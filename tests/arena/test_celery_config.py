@@ -1,0 +1,64 @@
+"""Celery set-up: late acknowledgement, prefetch 1, time limits under the visibility timeout,
+the beat schedule, and tasks that take ids."""
+
+from __future__ import annotations
+
+import inspect
+
+from django.conf import settings
+
+from arena import celery_app
+from arena.bots import services as bots
+from arena.bots import tasks as bot_tasks
+from arena.games import runner, tasks
+from arena.tournaments.services import MAX_GAMES_PER_PAIR, check_time_control
+
+
+def test_tasks_are_acknowledged_late_one_at_a_time() -> None:
+    assert celery_app.conf.task_acks_late is True
+    assert celery_app.conf.task_reject_on_worker_lost is True
+    assert celery_app.conf.worker_prefetch_multiplier == 1
+    for task in (tasks.play_match, bot_tasks.check_version, tasks.sweep):
+        assert task.acks_late is True
+
+
+def test_every_hard_time_limit_is_below_the_visibility_timeout() -> None:
+    visibility = settings.CELERY_VISIBILITY_TIMEOUT
+    if settings.REDIS_URL:
+        assert celery_app.conf.broker_transport_options["visibility_timeout"] == visibility
+    for tc in {settings.LADDER_TIME_CONTROL, settings.QUALIFICATION_TIME_CONTROL}:
+        soft, hard = runner.time_limits(tc)
+        assert runner.budget_seconds(tc) <= soft < hard < visibility
+    soft, hard = bots.check_budget()
+    assert soft < hard < visibility
+
+
+def test_tournament_time_controls_are_capped_by_the_visibility_timeout() -> None:
+    import pytest
+
+    from arena.tournaments.services import TournamentError
+
+    longest = "600+5"
+    check_time_control(longest)
+    assert runner.time_limits(longest)[1] < settings.CELERY_VISIBILITY_TIMEOUT
+    with pytest.raises(TournamentError, match="too long"):
+        check_time_control("7200+30")
+    assert MAX_GAMES_PER_PAIR >= 2
+
+
+def test_the_heartbeat_is_much_faster_than_the_sweepers_patience() -> None:
+    assert settings.MATCH_STALE_AFTER_S >= 3 * settings.MATCH_HEARTBEAT_S
+
+
+def test_the_beat_schedule_names_real_tasks() -> None:
+    names = set(celery_app.tasks)
+    for name in tasks.periodic_task_names():
+        assert name in names, name
+    for entry in settings.CELERY_BEAT_SCHEDULE.values():
+        assert entry["options"]["expires"] <= entry["schedule"]  # no pile-up without workers
+
+
+def test_tasks_take_ids_only() -> None:
+    for task in (tasks.play_match, bot_tasks.check_version):
+        params = list(inspect.signature(task.run).parameters)
+        assert params[-1].endswith("_id"), params

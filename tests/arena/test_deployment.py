@@ -1,0 +1,88 @@
+"""docker-compose.yml and the Dockerfile, checked by reading them (no Docker needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+ARENA_SERVICES = ("migrate", "web", "worker", "beat")
+
+
+@pytest.fixture(scope="module")
+def compose() -> dict[str, Any]:
+    return yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+
+
+def command(service: dict[str, Any]) -> str:
+    cmd = service["command"]
+    return " ".join(cmd) if isinstance(cmd, list) else cmd
+
+
+def test_every_service_is_there(compose: dict[str, Any]) -> None:
+    assert set(compose["services"]) == {"postgres", "redis", *ARENA_SERVICES}
+
+
+def test_the_arena_services_share_the_settings_and_the_bot_store(compose: dict[str, Any]) -> None:
+    for name in ARENA_SERVICES:
+        s = compose["services"][name]
+        env = s["environment"]
+        assert (
+            env["DATABASE_URL"].startswith("postgres://")
+            and "@postgres:5432/" in env["DATABASE_URL"]
+        )
+        assert env["REDIS_URL"].startswith("redis://redis:6379")
+        assert "SECRET_KEY" in env and env["ARENA_DEBUG"] == "0"
+        assert env["ARENA_BOT_STORE"] == "/srv/bot-store"
+        assert "bot-store:/srv/bot-store" in s["volumes"], name
+    assert {"postgres-data", "bot-store"} <= set(compose["volumes"])
+    assert "postgres-data:/var/lib/postgresql/data" in compose["services"]["postgres"]["volumes"]
+
+
+def test_the_commands(compose: dict[str, Any]) -> None:
+    services = compose["services"]
+    assert command(services["web"]).startswith("gunicorn arena.wsgi")
+    assert command(services["worker"]).startswith("celery -A arena worker")
+    assert command(services["beat"]).startswith("celery -A arena beat")
+    assert "migrate" in command(services["migrate"])
+    assert "register_builtin_bots" in command(services["migrate"])
+
+
+def test_migrate_runs_first_and_the_databases_are_healthy(compose: dict[str, Any]) -> None:
+    services = compose["services"]
+    assert services["migrate"]["restart"] == "no"
+    for name in ("web", "worker", "beat"):
+        deps = services[name]["depends_on"]
+        assert deps["migrate"]["condition"] == "service_completed_successfully", name
+        assert deps["redis"]["condition"] == "service_healthy", name
+    assert services["migrate"]["depends_on"]["postgres"]["condition"] == "service_healthy"
+    for name in ("postgres", "redis", "web", "worker"):
+        assert services[name]["healthcheck"]["test"], name
+
+
+def test_the_worker_can_run_the_sandbox_and_scale(compose: dict[str, Any]) -> None:
+    worker = compose["services"]["worker"]
+    assert worker["init"] is True
+    assert "seccomp=unconfined" in worker["security_opt"]
+    assert "apparmor=unconfined" in worker["security_opt"]
+    assert "SYS_ADMIN" in worker["cap_add"]
+    assert any(v.startswith("/sys/fs/cgroup:") for v in worker["volumes"])
+    # Scalable: no fixed container name or published port.
+    assert "container_name" not in worker and "ports" not in worker
+
+
+def test_beat_runs_exactly_once(compose: dict[str, Any]) -> None:
+    beat = compose["services"]["beat"]
+    assert beat["deploy"]["replicas"] == 1 and "container_name" not in beat
+    assert "-B" not in command(compose["services"]["worker"]).split()
+
+
+def test_the_image_installs_bubblewrap_and_the_project() -> None:
+    text = (ROOT / "Dockerfile").read_text()
+    assert "bubblewrap" in text
+    assert "pip install -e ." in text  # code, templates, static files and bots/ from /app
+    assert "COPY bots" in text and "COPY engine" in text and "COPY arena" in text
+    assert "collectstatic" in text

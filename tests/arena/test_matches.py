@@ -1,0 +1,312 @@
+"""Match transitions: claims, results, counts, the sweeper, and a whole match in-process."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.db import IntegrityError, connections, transaction
+from django.utils import timezone
+
+import engine
+from arena.games import runner, services
+from arena.games.models import Match, MatchRecord, PairStats, RatingState
+from arena.referee.match import GameResult
+from tests.arena.conftest import make_version
+
+S = Match.Status
+
+
+def queued_match(white: Any, black: Any, **fields: Any) -> Match:
+    values = {
+        "variant": "yinsh",
+        "kind": Match.Kind.LADDER,
+        "status": S.QUEUED,
+        "white": white,
+        "black": black,
+        "time_control": "5+0.1",
+        "queued_at": timezone.now(),
+        "seed": 7,
+    }
+    values.update(fields)
+    return Match.objects.create(**values)
+
+
+def fake_result(variant: str = "yinsh", result: str = "white", *, aborted: bool = False) -> Any:
+    """A GameResult as the referee returns it (a short game ended by a forfeit)."""
+    state = engine.State(variant)
+    for token in ("e3", "a5"):
+        state.play(token)
+    if aborted:
+        outcome = engine.Outcome(engine.Result.DRAW, engine.Termination.ABORTED)
+        record = engine.Record.from_state(state, None, White="w v1", Black="b v1")
+    else:
+        outcome = engine.Outcome(engine.Result(result), engine.Termination.TIME)
+        record = engine.Record.from_state(state, outcome, White="w v1", Black="b v1")
+    return GameResult(
+        outcome=outcome,
+        reason="black ran out of time" if not aborted else "aborted",
+        fault=None if aborted else ("black" if result == "white" else "white"),
+        record=record,
+        transcript={"moves": [{"action": "e3"}, {"action": "a5"}], "seed": 7},
+        duration_s=0.5,
+    )
+
+
+@pytest.fixture
+def pair(user: Any) -> tuple[Any, Any]:
+    return make_version(user, "white-bot"), make_version(user, "black-bot")
+
+
+# ----------------------------------------------------------------------------- claims
+
+
+@pytest.mark.django_db
+def test_a_claim_takes_a_queued_match_once(pair: tuple[Any, Any]) -> None:
+    m = queued_match(*pair)
+    assert services.claim(m.pk, "w1") == 1
+    assert services.claim(m.pk, "w2") is None
+    m.refresh_from_db()
+    assert m.status == S.RUNNING and m.worker == "w1" and m.attempts == 1
+
+
+@pytest.mark.django_db
+def test_pending_and_cancelled_matches_cannot_be_claimed(pair: tuple[Any, Any]) -> None:
+    for st in (S.PENDING, S.CANCELLED, S.FINISHED):
+        fields = {"result": "draw"} if st == S.FINISHED else {}
+        m = queued_match(*pair, status=st, **fields)
+        assert services.claim(m.pk) is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_concurrent_claimers_get_the_match_exactly_once(pair: tuple[Any, Any]) -> None:
+    m = queued_match(*pair)
+    barrier = threading.Barrier(2)
+    results: list[int | None] = []
+
+    def claimer(name: str) -> None:
+        try:
+            barrier.wait()
+            results.append(services.claim(m.pk, name))
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=claimer, args=(f"w{i}",)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(results, key=str) == [1, None]
+    assert Match.objects.get(pk=m.pk).attempts == 1
+
+
+# ----------------------------------------------------------------------------- results
+
+
+@pytest.mark.django_db
+def test_finishing_writes_result_record_and_counts_in_one_go(pair: tuple[Any, Any]) -> None:
+    m = queued_match(*pair)
+    attempt = services.claim(m.pk)
+    assert services.finish(m.pk, attempt, fake_result(result="white"))
+    m.refresh_from_db()
+    assert (m.status, m.result, m.termination, m.fault) == (S.FINISHED, "white", "time", "black")
+    assert m.plies == 2
+    stats = PairStats.objects.get(variant="yinsh", white=pair[0], black=pair[1])
+    assert (stats.wins, stats.draws, stats.losses) == (1, 0, 0)
+    assert RatingState.objects.get(variant="yinsh").results == 1
+    data = MatchRecord.objects.get(match=m)
+    assert engine.Record.parse(data.record).outcome.result.value == "white"
+
+
+@pytest.mark.django_db
+def test_a_second_finish_is_refused_and_counts_nothing(pair: tuple[Any, Any]) -> None:
+    m = queued_match(*pair)
+    attempt = services.claim(m.pk)
+    assert services.finish(m.pk, attempt, fake_result(result="white"))
+    assert not services.finish(m.pk, attempt, fake_result(result="black"))
+    stats = PairStats.objects.get(variant="yinsh", white=pair[0], black=pair[1])
+    assert (stats.wins, stats.losses) == (1, 0)
+    assert RatingState.objects.get(variant="yinsh").results == 1
+    assert Match.objects.get(pk=m.pk).result == "white"
+
+
+@pytest.mark.django_db
+def test_a_finish_from_an_old_claim_is_refused(pair: tuple[Any, Any]) -> None:
+    m = queued_match(*pair)
+    old = services.claim(m.pk)
+    Match.objects.filter(pk=m.pk).update(status=S.QUEUED)  # the sweeper re-queued it
+    new = services.claim(m.pk)
+    assert new == old + 1
+    assert not services.finish(m.pk, old, fake_result())
+    assert services.finish(m.pk, new, fake_result())
+    assert PairStats.objects.get(white=pair[0]).wins == 1
+
+
+@pytest.mark.django_db
+def test_the_database_refuses_a_second_record_for_a_match(pair: tuple[Any, Any]) -> None:
+    m = queued_match(*pair)
+    services.finish(m.pk, services.claim(m.pk), fake_result())
+    with pytest.raises(IntegrityError), transaction.atomic():
+        MatchRecord.objects.create(match=m, record="x", record_short="x", transcript={})
+
+
+@pytest.mark.django_db
+def test_the_database_refuses_a_finished_match_without_a_result(pair: tuple[Any, Any]) -> None:
+    m = queued_match(*pair)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Match.objects.filter(pk=m.pk).update(status=S.FINISHED)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Match.objects.filter(pk=m.pk).update(result="white")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_finishers_count_one_result(pair: tuple[Any, Any]) -> None:
+    m = queued_match(*pair)
+    attempt = services.claim(m.pk)
+    barrier = threading.Barrier(3)
+    outcomes: list[bool] = []
+
+    def finisher() -> None:
+        try:
+            barrier.wait()
+            outcomes.append(services.finish(m.pk, attempt, fake_result()))
+        except Exception:  # a database that refused the loser counts as refused
+            outcomes.append(False)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=finisher) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(outcomes) == [False, False, True]
+    assert PairStats.objects.get(white=pair[0]).wins == 1
+    assert RatingState.objects.get(variant="yinsh").results == 1
+
+
+@pytest.mark.django_db
+def test_an_aborted_game_is_stored_but_not_counted(pair: tuple[Any, Any]) -> None:
+    m = queued_match(*pair)
+    services.finish(m.pk, services.claim(m.pk), fake_result(aborted=True))
+    m.refresh_from_db()
+    assert m.status == S.ABORTED and m.result == ""
+    assert not PairStats.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_version_against_itself_is_not_counted(user: Any) -> None:
+    v = make_version(user, "solo")
+    m = queued_match(v, v)
+    services.finish(m.pk, services.claim(m.pk), fake_result())
+    assert Match.objects.get(pk=m.pk).status == S.FINISHED
+    assert not PairStats.objects.exists()
+
+
+@pytest.mark.django_db
+def test_an_unrated_match_is_not_counted(pair: tuple[Any, Any]) -> None:
+    m = queued_match(*pair, rated=False)
+    services.finish(m.pk, services.claim(m.pk), fake_result())
+    assert not PairStats.objects.exists()
+
+
+@pytest.mark.django_db
+def test_release_requeues_then_aborts_after_the_last_attempt(
+    pair: tuple[Any, Any], settings: Any
+) -> None:
+    settings.MATCH_MAX_ATTEMPTS = 2
+    m = queued_match(*pair)
+    assert services.release(m.pk, services.claim(m.pk), "sandbox broke")
+    assert Match.objects.get(pk=m.pk).status == S.QUEUED
+    assert not services.release(m.pk, services.claim(m.pk), "sandbox broke again")
+    m.refresh_from_db()
+    assert m.status == S.ABORTED and "gave up after 2 attempts" in m.reason
+
+
+# ----------------------------------------------------------------------------- the sweeper
+
+
+@pytest.mark.django_db
+def test_the_sweeper_requeues_a_match_whose_worker_died(
+    pair: tuple[Any, Any], django_capture_on_commit_callbacks: Any
+) -> None:
+    m = queued_match(*pair)
+    services.claim(m.pk)
+    fresh = queued_match(*pair)
+    services.claim(fresh.pk)
+    Match.objects.filter(pk=m.pk).update(heartbeat_at=timezone.now() - timedelta(minutes=5))
+    with django_capture_on_commit_callbacks() as sent:
+        report = services.sweep()
+    assert report.requeued == [m.pk]
+    assert Match.objects.get(pk=m.pk).status == S.QUEUED
+    assert Match.objects.get(pk=fresh.pk).status == S.RUNNING
+    assert len(sent) == 1  # its task is sent again
+
+
+@pytest.mark.django_db
+def test_the_sweeper_aborts_a_match_after_too_many_attempts(
+    pair: tuple[Any, Any], settings: Any
+) -> None:
+    settings.MATCH_MAX_ATTEMPTS = 1
+    m = queued_match(*pair)
+    services.claim(m.pk)
+    Match.objects.filter(pk=m.pk).update(heartbeat_at=timezone.now() - timedelta(minutes=5))
+    report = services.sweep()
+    assert report.aborted == [m.pk]
+    m.refresh_from_db()
+    assert m.status == S.ABORTED and "heartbeat lost" in m.reason
+    assert not PairStats.objects.exists()
+
+
+@pytest.mark.django_db
+def test_the_sweeper_resends_a_queued_match_nobody_claimed(
+    pair: tuple[Any, Any], django_capture_on_commit_callbacks: Any
+) -> None:
+    old = queued_match(*pair, queued_at=timezone.now() - timedelta(hours=2))
+    queued_match(*pair)
+    with django_capture_on_commit_callbacks() as sent:
+        report = services.sweep()
+    assert report.resent == [old.pk]
+    assert len(sent) == 1
+    # Resent once: the next sweep leaves it alone.
+    assert services.sweep().resent == []
+
+
+@pytest.mark.django_db
+def test_a_late_result_after_the_sweeper_requeued_is_discarded(pair: tuple[Any, Any]) -> None:
+    m = queued_match(*pair)
+    attempt = services.claim(m.pk)
+    Match.objects.filter(pk=m.pk).update(heartbeat_at=timezone.now() - timedelta(minutes=5))
+    services.sweep()
+    assert not services.beat(m.pk, attempt)  # the slow worker learns it lost the match
+    assert not services.finish(m.pk, attempt, fake_result())
+    assert not PairStats.objects.exists()
+
+
+# ----------------------------------------------------------------------------- a whole match
+
+
+@pytest.mark.django_db
+def test_play_runs_a_real_game_and_stores_the_referees_record(pair: tuple[Any, Any]) -> None:
+    m = queued_match(*pair, variant="blitz")
+    assert services.play(m.pk, worker="test") == "finished"
+    m.refresh_from_db()
+    assert m.status == S.FINISHED and m.result in ("white", "black", "draw")
+    data = MatchRecord.objects.get(match=m)
+    record = engine.Record.parse(data.record)
+    assert record.headers["White"] == "white-bot v1"
+    assert record.headers["Event"].endswith("ladder")
+    assert record.to_text(long=True) == data.record
+    assert record.to_text(long=False) == data.record_short
+    assert data.transcript["seed"] == 7
+    assert services.play(m.pk) == "not queued"
+
+
+def test_budgets_grow_with_the_time_control() -> None:
+    small = runner.budget_seconds("1+0")
+    big = runner.budget_seconds("60+1")
+    assert small < big
+    soft, hard = runner.time_limits("60+1")
+    assert soft >= big and hard > soft

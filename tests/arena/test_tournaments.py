@@ -1,0 +1,220 @@
+"""Round-robin tournaments: fan-out, release as games finish, pause, resume, cancel, tables."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from collections import Counter
+from typing import Any
+
+import pytest
+from django.core.exceptions import PermissionDenied
+
+from arena.games import services as games
+from arena.games.models import Match, MatchRecord
+from arena.tournaments import services
+from arena.tournaments.models import Tournament
+from tests.arena.conftest import make_version
+from tests.arena.test_matches import fake_result
+
+M = Match.Status
+
+
+@pytest.fixture
+def entrants(user: Any) -> list[Any]:
+    return [make_version(user, f"bot-{i}") for i in range(4)]
+
+
+def start(user: Any, entrants: list[Any], games_per_pair: int = 2, **kw: Any) -> Tournament:
+    return services.create(
+        user,
+        name="Spring cup",
+        variant=kw.pop("variant", "blitz"),
+        time_control=kw.pop("time_control", "5+0.1"),
+        games_per_pair=games_per_pair,
+        bots=[v.bot for v in entrants],
+        **kw,
+    )
+
+
+def finish_one(match: Match, result: str = "white") -> None:
+    assert games.finish(match.pk, games.claim(match.pk), fake_result(match.variant, result))
+
+
+@pytest.mark.django_db
+def test_every_pair_plays_with_balanced_colours(user: Any, entrants: list[Any]) -> None:
+    t = start(user, entrants, games_per_pair=2)
+    matches = list(t.matches.all())
+    assert len(matches) == 6 * 2
+    per_pair = Counter((m.white_id, m.black_id) for m in matches)
+    for a in entrants:
+        for b in entrants:
+            if a != b:
+                assert per_pair[a.pk, b.pk] == 1
+    whites = Counter(m.white_id for m in matches)
+    assert set(whites.values()) == {3}
+    assert {m.kind for m in matches} == {Match.Kind.TOURNAMENT}
+    assert t.entries.count() == 4
+
+
+@pytest.mark.django_db
+def test_matches_fan_out_a_few_at_a_time(
+    user: Any, entrants: list[Any], settings: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    settings.TOURNAMENT_PARALLEL = 3
+    with django_capture_on_commit_callbacks() as sent:
+        t = start(user, entrants)
+    assert t.matches.filter(status=M.QUEUED).count() == 3
+    assert len(sent) == 3
+    first = t.matches.filter(status=M.QUEUED).order_by("pk").first()
+    assert first is not None and first.round == 1
+    with django_capture_on_commit_callbacks() as sent:
+        finish_one(first)
+    assert t.matches.filter(status=M.QUEUED).count() == 3  # one more released
+    assert len(sent) == 1
+
+
+@pytest.mark.django_db
+def test_a_tournament_finishes_when_its_last_game_does(user: Any, entrants: list[Any]) -> None:
+    t = start(user, entrants[:2], games_per_pair=2)
+    while (m := t.matches.filter(status=M.QUEUED).first()) is not None:
+        finish_one(m, "draw")
+    t.refresh_from_db()
+    assert t.status == Tournament.Status.FINISHED and t.finished_at is not None
+
+
+@pytest.mark.django_db
+def test_pause_takes_back_queued_games_and_resume_releases_them(
+    user: Any, entrants: list[Any], settings: Any
+) -> None:
+    settings.TOURNAMENT_PARALLEL = 2
+    t = start(user, entrants)
+    running = t.matches.filter(status=M.QUEUED).first()
+    attempt = games.claim(running.pk)
+    assert services.pause(user, t)
+    assert t.matches.filter(status=M.QUEUED).count() == 0
+    assert Tournament.objects.get(pk=t.pk).status == Tournament.Status.PAUSED
+    # The running game finishes and counts; nothing new is released while paused.
+    assert games.finish(running.pk, attempt, fake_result("blitz"))
+    assert t.matches.filter(status__in=[M.QUEUED, M.RUNNING]).count() == 0
+    # A stale task of a taken-back match does nothing.
+    taken_back = t.matches.filter(status=M.PENDING).first()
+    assert games.claim(taken_back.pk) is None
+    assert not services.pause(user, t)  # already paused
+    assert services.resume(user, t)
+    assert t.matches.filter(status=M.QUEUED).count() == 2
+
+
+@pytest.mark.django_db
+def test_cancel_stops_everything_and_a_running_game_is_discarded(
+    user: Any, entrants: list[Any]
+) -> None:
+    t = start(user, entrants)
+    running = t.matches.filter(status=M.QUEUED).first()
+    attempt = games.claim(running.pk)
+    assert services.cancel(user, t)
+    assert set(t.matches.values_list("status", flat=True)) == {M.CANCELLED}
+    assert not games.beat(running.pk, attempt)  # its worker aborts the game
+    assert not games.finish(running.pk, attempt, fake_result("blitz"))
+    assert not services.resume(user, t) and not services.cancel(user, t)
+
+
+@pytest.mark.django_db
+def test_only_the_organiser_controls_a_tournament(
+    user: Any, other_user: Any, entrants: list[Any]
+) -> None:
+    t = start(user, entrants)
+    for action in (services.pause, services.resume, services.cancel):
+        with pytest.raises(PermissionDenied):
+            action(other_user, t)
+    assert Tournament.objects.get(pk=t.pk).status == Tournament.Status.RUNNING
+
+
+@pytest.mark.django_db
+def test_organising_can_be_limited_to_organisers(
+    user: Any, other_user: Any, entrants: list[Any], settings: Any
+) -> None:
+    from django.contrib.auth.models import Group
+
+    settings.OPEN_TOURNAMENTS = False
+    with pytest.raises(PermissionDenied):
+        start(other_user, entrants)
+    other_user.groups.add(Group.objects.get(name="organisers"))
+    other_user = type(other_user).objects.get(pk=other_user.pk)  # fresh permission cache
+    assert start(other_user, entrants).organiser == other_user
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("kw", "message"),
+    [
+        ({"time_control": "fast"}, "bad time control"),
+        ({"time_control": "10000+60"}, "too long"),
+        ({"variant": "chess"}, "unknown variant"),
+    ],
+)
+def test_bad_tournaments_are_refused(
+    user: Any, entrants: list[Any], kw: dict[str, str], message: str
+) -> None:
+    with pytest.raises(services.TournamentError, match=message):
+        start(user, entrants, **kw)
+    assert not Tournament.objects.exists()
+
+
+@pytest.mark.django_db
+def test_bots_without_an_active_version_cannot_enter(user: Any, entrants: list[Any]) -> None:
+    pending = make_version(user, "pending", status="pending")
+    with pytest.raises(services.TournamentError, match="pending"):
+        start(user, [*entrants, pending])
+
+
+@pytest.mark.django_db
+def test_standings_and_crosstable_follow_the_results(user: Any, entrants: list[Any]) -> None:
+    a, b, c = entrants[:3]
+    t = start(user, [a, b, c], games_per_pair=2)
+    for m in list(t.matches.order_by("round", "pk")):
+        Match.objects.filter(pk=m.pk).update(status=M.QUEUED)
+        # a beats everyone, b and c draw.
+        if a.pk in (m.white_id, m.black_id):
+            result = "white" if m.white_id == a.pk else "black"
+        else:
+            result = "draw"
+        finish_one(m, result)
+    table = services.standings(t)
+    assert [s.entry.version_id for s in table][0] == a.pk
+    assert (table[0].points, table[0].wins, table[0].games) == (4.0, 4, 4)
+    assert table[1].points == table[2].points == 1.0
+    cross = services.crosstable(table)
+    assert cross[0][1] == ["x", "2/2", "2/2"]
+    assert cross[1][1][0] == "0/2"
+    progress = services.progress(t)
+    assert (progress.total, progress.done, progress.percent) == (6, 6, 100.0)
+
+
+@pytest.mark.django_db
+def test_the_archive_holds_every_record_byte_for_byte(user: Any, entrants: list[Any]) -> None:
+    t = start(user, entrants[:2], games_per_pair=2)
+    while (m := t.matches.filter(status=M.QUEUED).first()) is not None:
+        finish_one(m)
+    with zipfile.ZipFile(io.BytesIO(services.archive(t))) as zf:
+        names = zf.namelist()
+        for data in MatchRecord.objects.filter(match__tournament=t):
+            long_name = next(
+                n
+                for n in names
+                if n.endswith(f"records/round-{data.match.round:03d}-match-{data.match_id}.txt")
+            )
+            assert zf.read(long_name).decode() == data.record
+            short = long_name.replace("/records/", "/records-short/")
+            assert zf.read(short).decode() == data.record_short
+        assert any(n.endswith("standings.txt") for n in names)
+        assert any(n.endswith("all-games.txt") for n in names)
+
+
+def test_rounds_pair_everyone_once() -> None:
+    for n in range(2, 9):
+        pairs = [frozenset(p) for r in services.rounds(n) for p in r]
+        assert len(pairs) == len(set(pairs)) == n * (n - 1) // 2
+        for r in services.rounds(n):
+            players = [p for pair in r for p in pair]
+            assert len(players) == len(set(players))
