@@ -30,3 +30,26 @@ def test_ci_runs_the_readme_test_command():
     ci = (ROOT / ".ci" / "run").read_text()
     assert "./dev test" in readme
     assert "./dev test" in ci
+
+
+def test_code_is_lint_clean_and_formatted():
+    """ruff's lint rules and formatter (pyproject.toml) hold for the whole tree."""
+    import subprocess
+    import sys
+
+    for args in (["check", "."], ["format", "--check", "."]):
+        run = subprocess.run(
+            [sys.executable, "-m", "ruff", *args], cwd=ROOT, capture_output=True, text=True
+        )
+        assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+
+
+def test_engine_type_checks_strictly():
+    """mypy --strict on engine/ (configured in pyproject.toml)."""
+    import subprocess
+    import sys
+
+    run = subprocess.run(
+        [sys.executable, "-m", "mypy"], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
+    assert run.returncode == 0, run.stdout[-3000:]

@@ -16,13 +16,14 @@ def expected(a: float, b: float, adv: float = 0.0) -> float:
     return 1 / (1 + 10 ** ((b - a - adv) / 400))
 
 
-def simulate(true: dict[str, float], games_per_pair: int, seed: int, adv: float = 0.0,
-             draw_rate: float = 0.0):
+def simulate(
+    true: dict[str, float], games_per_pair: int, seed: int, adv: float = 0.0, draw_rate: float = 0.0
+):
     rng = random.Random(seed)
     names = sorted(true)
     out = []
     for i, a in enumerate(names):
-        for b in names[i + 1:]:
+        for b in names[i + 1 :]:
             for g in range(games_per_pair):
                 white, black = (a, b) if g % 2 == 0 else (b, a)
                 p = expected(true[white], true[black], adv)
@@ -55,8 +56,7 @@ def test_intervals_cover_the_truth_about_95_percent_of_the_time():
     hits = trials = 0
     for seed in range(200):
         games = simulate(true, 30, seed=seed, adv=0)
-        ratings = {r.name: r for r in fit(games, anchor="a", white_advantage=False,
-                                          prior_draws=0)}
+        ratings = {r.name: r for r in fit(games, anchor="a", white_advantage=False, prior_draws=0)}
         for name in ("b", "c"):
             trials += 1
             hits += abs(ratings[name].elo - true[name]) <= ratings[name].error
