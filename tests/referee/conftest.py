@@ -26,8 +26,10 @@ from arena.referee.sandbox import (
     ProtectionLevel,
     Sandbox,
     SandboxSettings,
+    probe,
     processes_of_uids,
 )
+from tests.conftest import require_full_sandbox
 
 SANDBOX_TEST_BASE_UID = 64500
 SANDBOX_TEST_SLOTS = 8
@@ -123,6 +125,8 @@ def make_sandbox(
     def make(
         level: ProtectionLevel | None = None, allow_unsandboxed: bool = False, **overrides: Any
     ) -> Sandbox:
+        if level is ProtectionLevel.FULL:
+            require_full_sandbox(probe(sandbox_test_settings(**overrides)))
         sandbox = Sandbox(
             sandbox_test_settings(**overrides), level=level, allow_unsandboxed=allow_unsandboxed
         )

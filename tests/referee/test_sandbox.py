@@ -45,6 +45,7 @@ from arena.referee.sandbox import (
     probe,
     processes_of_uids,
 )
+from tests.conftest import require_full_sandbox
 from tests.referee.conftest import (
     SANDBOX_TEST_BASE_UID,
     SANDBOX_TEST_CGROUP,
@@ -240,8 +241,8 @@ def test_probe_finds_full_protection_with_every_mechanism(
     sandbox_test_settings: Callable[..., SandboxSettings], sandbox_test_uids: range
 ) -> None:
     report = probe(sandbox_test_settings())
+    require_full_sandbox(report)
     text = report.describe()
-    assert report.level is FULL, f"this host should offer protection level FULL. {text}"
     assert "Untrusted bots are accepted" in text
     details = "\n".join(report.details)
     assert "bubblewrap" in details and "seccomp filter in force" in details
