@@ -12,7 +12,15 @@ The package uses the standard library only.
 
 from engine.actions import PASS, Action, IllegalAction, InvalidAction, Kind, point_key
 from engine.geometry import HEX, ROW, SQUARE8, Board, Geometry, geometry
-from engine.notation import Moves, NotationError, read_moves, replay, split_turns, write_moves
+from engine.notation import (
+    Moves,
+    NotationError,
+    play_turn,
+    read_moves,
+    replay,
+    split_turns,
+    write_moves,
+)
 from engine.record import Record, RecordError
 from engine.state import Color, Outcome, Phase, Result, State, Termination, perft
 from engine.variants import VARIANTS, Variant, variant
@@ -42,6 +50,7 @@ __all__ = [
     "Variant",
     "geometry",
     "perft",
+    "play_turn",
     "point_key",
     "read_moves",
     "replay",

@@ -203,6 +203,48 @@ def read_moves(text: str, variant: str | Variant = "yinsh", *, unfinished: bool 
     return Moves(s, resigned)
 
 
+def play_turn(state: State, text: str) -> list[Action]:
+    """Play one whole turn written in the notation, at the start of that player's turn.
+
+    ``text`` is a turn as in a game record, with or without its number (``24.xg5-g9xa5;d3-b3``
+    or ``i8-f5;xa5``); the short form is read as in :func:`read_moves`. All or nothing: on
+    an error the state is left as it was and :class:`NotationError` says why. Returns the
+    actions played::
+
+        >>> s = replay("1.e3 2.a5 3.b5 4.c6 5.d6 6.e4 7.h7 8.g2 9.g3 10.g8")
+        >>> play_turn(s, "11.h7-g7")
+        [Action.parse('h7-g7')]
+    """
+    number = len(split_turns(state.history, state.variant)) + 1
+    if state.history:
+        before = state.copy()
+        before.pop()
+        if before.turn == state.turn and not state.is_over():
+            raise NotationError(
+                f"{state.turn.label} is in the middle of a turn", position=state.describe()
+            )
+    token = text.strip().lower()
+    body = token
+    m = _NUMBER.match(token)
+    if m:
+        body = m.group(2)
+        if int(m.group(1)) != number:
+            raise NotationError(
+                f"expected move number {number}",
+                token=text,
+                number=number,
+                position=state.describe(),
+            )
+    done = len(state.history)
+    try:
+        _play_turn(state, body, text, number)
+    except NotationError:
+        while len(state.history) > done:
+            state.pop()
+        raise
+    return state.history[done:]
+
+
 def _play_turn(s: State, body: str, token: str, number: int, partial: bool = False) -> None:
     if s.is_over():
         raise NotationError(

@@ -7,12 +7,14 @@ import pytest
 from engine import (
     PASS,
     Action,
+    Color,
     Kind,
     NotationError,
     Phase,
     Result,
     State,
     Termination,
+    play_turn,
     read_moves,
     replay,
     split_turns,
@@ -331,3 +333,34 @@ def test_a_finished_game_has_a_result_and_nothing_more_to_play():
     assert s.outcome.result is Result.WHITE
     assert s.legal_actions() == []
     assert State("yinsh").legal_actions() != []
+
+
+# ------------------------------------------------------------------------ one turn at a time
+
+
+def test_play_turn_plays_a_whole_turn_with_its_removals():
+    s = replay(CASE_2)
+    played = play_turn(s, "23.xa5;i8-f5;xg2")
+    assert [str(a) for a in played] == ["xh7-h11", "xa5", "i8-f5", "xc6-g6", "xg2"]
+    assert s.history[-5:] == played
+    assert write_moves(s.history) == write_moves(replay(f"{CASE_2} 23.xa5;i8-f5;xg2").history)
+
+
+def test_play_turn_is_all_or_nothing_and_checks_the_number():
+    s = replay(CASE_1)
+    before = s.key()
+    with pytest.raises(NotationError, match="incomplete"):
+        play_turn(s, "23.i8-f5;xa5")
+    assert s.key() == before
+    with pytest.raises(NotationError, match="expected move number 23"):
+        play_turn(s, "24.i8-f5;xa5;xg2")
+    assert s.key() == before
+    play_turn(s, "i8-f5;xa5;xg2")  # the number may be left out
+    assert s.turn == Color.BLACK
+
+
+def test_play_turn_refuses_to_start_in_the_middle_of_a_turn():
+    s = replay(CASE_1)
+    s.play("i8-f5")
+    with pytest.raises(NotationError, match="middle of a turn"):
+        play_turn(s, "xa5;xg2")
