@@ -42,6 +42,47 @@ def require_full_sandbox(report: Any) -> None:
     pytest.skip(why)
 
 
+def require_root(why: str) -> None:
+    """Skip a test that must run as root (it checks the bots' own host uids) when it does not,
+    or fail it where FULL protection is required (``ARENA_REQUIRE_FULL_SANDBOX=1``)."""
+    if os.geteuid() == 0:
+        return
+    if os.environ.get("ARENA_REQUIRE_FULL_SANDBOX") == "1":
+        pytest.fail(f"needs root: {why}")
+    pytest.skip(f"needs root: {why}")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def development_switch_below_full() -> Iterator[None]:
+    """On a host without FULL protection (a laptop, not root), tests that play uploaded
+    (untrusted) bots run with the explicit development switch, as a developer there would:
+    ``ARENA_ALLOW_UNSANDBOXED=1`` for the processes the tests start and the setting for this
+    one. The sandbox's own tests skip there with the probe's explanation. Where FULL is
+    required (``ARENA_REQUIRE_FULL_SANDBOX=1``, CI) or available, nothing changes."""
+    from django.conf import settings
+
+    state = tempfile.mkdtemp(prefix="yinsh-probe-")
+    try:
+        level = probe(SandboxSettings(state_dir=state)).level
+    finally:
+        shutil.rmtree(state, ignore_errors=True)
+    if level is ProtectionLevel.FULL or os.environ.get("ARENA_REQUIRE_FULL_SANDBOX") == "1":
+        yield
+        return
+    previous_env = os.environ.get("ARENA_ALLOW_UNSANDBOXED")
+    previous_setting = settings.ALLOW_UNSANDBOXED
+    os.environ["ARENA_ALLOW_UNSANDBOXED"] = "1"
+    settings.ALLOW_UNSANDBOXED = True
+    try:
+        yield
+    finally:
+        settings.ALLOW_UNSANDBOXED = previous_setting
+        if previous_env is None:
+            os.environ.pop("ARENA_ALLOW_UNSANDBOXED", None)
+        else:
+            os.environ["ARENA_ALLOW_UNSANDBOXED"] = previous_env
+
+
 GAMES_FIRST_UID = 64600
 GAMES_SLOTS = 16
 GAMES_CGROUP = "yinsh-arena-games-test"

@@ -45,7 +45,7 @@ from arena.referee.sandbox import (
     probe,
     processes_of_uids,
 )
-from tests.conftest import require_full_sandbox
+from tests.conftest import require_full_sandbox, require_root
 from tests.referee.conftest import (
     SANDBOX_TEST_BASE_UID,
     SANDBOX_TEST_CGROUP,
@@ -686,6 +686,7 @@ time.sleep(600)
 def test_killing_the_referee_kills_its_bots_and_a_new_sandbox_sweeps(
     make_sandbox: MakeSandbox, sandbox_state_dir: str, sandbox_test_uids: range, paused: bool
 ) -> None:
+    require_full_sandbox(probe(SandboxSettings(state_dir=sandbox_state_dir)))
     script = _REFEREE_SCRIPT.format(
         first_uid=sandbox_test_uids.start, slots=SANDBOX_TEST_SLOTS, cgroup=SANDBOX_TEST_CGROUP
     )
@@ -745,6 +746,7 @@ def test_untrusted_bots_are_refused_below_full_without_the_switch(
 def test_namespace_level_isolates_without_cgroups(
     make_sandbox: MakeSandbox, secret_env: str
 ) -> None:
+    require_root("it runs a lower level as root, with slot uids, to see that nothing is left")
     sandbox = make_sandbox(level=NAMESPACE, max_processes=16)
     bot = start(sandbox, "honest", "echo", trusted=True)
     assert bot.level is NAMESPACE and bot.cgroup_directories == ()
@@ -777,6 +779,7 @@ def test_namespace_level_isolates_without_cgroups(
 
 
 def test_namespace_level_watchdog_stops_a_fork_chain(make_sandbox: MakeSandbox) -> None:
+    require_root("it runs a lower level as root, with slot uids, to see that nothing is left")
     sandbox = make_sandbox(level=NAMESPACE, cpu_seconds=1.0)
     bot = start(sandbox, "hostile", "cpu_fork_chain", trusted=True)
     Lines(bot).to_end(timeout=20)

@@ -7,9 +7,11 @@ import sys
 
 with open("data.txt") as f:
     data = f.read().strip()
-with open("/tmp/scratch.txt", "w") as f:
+# The scratch folder is HOME: /tmp inside the sandbox, a private folder for a plain process.
+scratch_file = os.path.join(os.environ["HOME"], "scratch.txt")
+with open(scratch_file, "w") as f:
     f.write("scratch works")
-with open("/tmp/scratch.txt") as f:
+with open(scratch_file) as f:
     scratch = f.read()
 ready = {
     "ready": True,
