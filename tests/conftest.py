@@ -36,9 +36,12 @@ def require_full_sandbox(report: Any) -> None:
     CI sets on its root machine) fail it instead, so no sandbox test is ever skipped there."""
     if report.level is ProtectionLevel.FULL:
         return
-    why = f"needs protection level FULL (root, bubblewrap, cgroups): {report.describe()}"
+    why = (
+        f"needs protection level FULL (root, bubblewrap, cgroups); this host offers "
+        f"{report.level.value} (python -m arena.referee.sandbox probe says why)"
+    )
     if os.environ.get("ARENA_REQUIRE_FULL_SANDBOX") == "1":
-        pytest.fail(why)
+        pytest.fail(f"{why}: {report.describe()}")
     pytest.skip(why)
 
 
