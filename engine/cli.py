@@ -11,7 +11,7 @@ docs/engine-cli.md)::
     setpos w|b wr=.. br=.. wm=.. bm=..   -> ok | error ...
     perft N                  -> perft N COUNT
     json                     -> the position as one line of JSON
-    notation [long|short]    -> the game so far in the official notation
+    notation [long|short]    -> notation 1.e3 2.a5 ...   (the game so far)
     quit
 """
 
@@ -78,7 +78,8 @@ class Shell:
                 form = args[0].lower() if args else "long"
                 if form not in ("long", "short"):
                     return "error usage: notation [long|short]"
-                return write_moves(self.state.history, self.state.variant, long=form == "long")
+                moves = write_moves(self.state.history, self.state.variant, long=form == "long")
+                return f"notation {moves}".rstrip()
             return f"error unknown command {cmd!r}"
         except ValueError as e:
             return f"error {e}"

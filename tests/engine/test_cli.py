@@ -119,7 +119,7 @@ def test_shell_perft_undo_json_and_notation():
     data = json.loads(out[4])
     assert data["rings"] == {"white": ["e3"], "black": []}
     assert State.from_json(data).next.value == "place"
-    assert out[5] == out[6] == "1.e3"
+    assert out[5] == out[6] == "notation 1.e3"
     assert out[7] == "error usage: notation [long|short]"
     assert out[8] == "ok"
     assert out[9] == "error nothing to undo"

@@ -136,3 +136,53 @@ def test_a_boolean_is_not_a_number():
     line += b'"clock": {"you_ms": true, "opponent_ms": 1}}'
     with pytest.raises(ProtocolError, match="you_ms"):
         decode_referee_message(line)
+
+
+# --------------------------------------------------------------------------- any input at all
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+def _message_like():
+    """JSON objects that look like bot messages: right and wrong types, fields and values."""
+    return st.fixed_dictionaries(
+        {"type": st.sampled_from(["ready", "action", "hello", "end", "", "READY"]) | _JSON},
+        optional={
+            "name": _JSON | st.text(max_size=120),
+            "version": _JSON,
+            "action": _JSON | st.sampled_from(["e5", "a2-h9", "xc2-c6"]),
+            "info": _JSON,
+        },
+    )
+
+
+@given(line=st.binary(max_size=300) | st.text(max_size=300).map(str.encode))
+def test_any_bytes_from_a_bot_are_a_message_or_a_protocol_error(line):
+    for expect in (Ready, ActionReply):
+        try:
+            message = decode_bot_message(line, expect=expect)
+        except ProtocolError as e:
+            assert str(e)  # a readable reason, never an empty one
+        else:
+            assert isinstance(message, expect)
+
+
+@given(data=_message_like())
+def test_any_json_object_from_a_bot_is_a_message_or_a_protocol_error(data):
+    line = json.dumps(data).encode()
+    for expect in (Ready, ActionReply):
+        try:
+            message = decode_bot_message(line, expect=expect)
+        except ProtocolError as e:
+            assert str(e)
+        else:
+            assert isinstance(message, expect)
+            if expect is ActionReply:
+                assert isinstance(message.action, str)
+                assert message.info is None or isinstance(message.info, dict)
