@@ -292,6 +292,18 @@ def _violation_text(v: Any) -> str:
     return f"{message} ({kind_text})" if kind_text else str(message)
 
 
+def storable(value: Any) -> Any:
+    """``value`` (JSON data) with every NUL character in its strings, keys included, replaced by
+    U+FFFD: bots may write anything, and databases such as PostgreSQL refuse NUL in text."""
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd") if "\x00" in value else value
+    if isinstance(value, dict):
+        return {storable(k): storable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [storable(v) for v in value]
+    return value
+
+
 def _last_line(text: str, limit: int = 160) -> str:
     for line in reversed(text.splitlines()):
         if line.strip():
@@ -851,6 +863,9 @@ class _Game:
             "reason": reason,
             "fault": fault.label if fault is not None else None,
         }
+        reason = storable(reason)
+        transcript["reason"] = reason
+        transcript = storable(transcript)
         return GameResult(
             outcome=outcome,
             reason=reason,

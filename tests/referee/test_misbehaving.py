@@ -4,6 +4,8 @@ Each plays White against the random bot. The sandbox fixtures check, when a test
 process, cgroup or staged folder of any bot is left.
 """
 
+import json
+
 import pytest
 
 import engine
@@ -76,3 +78,15 @@ def test_the_stderr_tail_of_a_crash_is_in_the_transcript(full_sandbox):
     result = play(full_sandbox(), bot_of("protocol", "exits_midgame"), builtin("random"))
     tail = result.transcript["players"]["white"]["stderr_tail"]
     assert tail.strip() == "exits_midgame: giving up after three actions"
+
+
+def test_nul_characters_from_a_bot_never_reach_the_transcript_or_the_reason(full_sandbox):
+    """PostgreSQL refuses NUL in text and JSON: what a bot writes is stored with U+FFFD."""
+    result = play(full_sandbox(), bot_of("protocol", "nul_chars"), builtin("random"))
+    assert result.outcome == engine.Outcome(engine.Result.BLACK, T.CRASH), result.reason
+    text = json.dumps(result.transcript, ensure_ascii=False)
+    assert "\x00" not in text and "\\u0000" not in text
+    assert "\x00" not in result.reason and "last\ufffdwords" in result.reason
+    infos = [m["info"] for m in result.transcript["moves"] if "info" in m]
+    assert infos == [{"a\ufffd": "b\ufffd0"}, {"a\ufffd": "b\ufffd1"}]
+    assert "log\ufffdline" in result.transcript["players"]["white"]["stderr_tail"]
