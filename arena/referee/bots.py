@@ -109,6 +109,8 @@ class BotSpec:
             raise BotError(f"{manifest}: command must be a string")
         if not command or not command[0]:
             raise BotError(f"{manifest}: command is empty")
+        if any(not word.isprintable() for word in command):
+            raise BotError(f"{manifest}: command holds a control character: {raw!r}")
         return cls(
             folder,
             name,
@@ -154,6 +156,11 @@ def _text(data: dict[str, Any], key: str, manifest: Path, *, required: bool = Fa
         raise BotError(f"{manifest}: {key} must be a string")
     if required and not value.strip():
         raise BotError(f"{manifest}: {key} is empty")
+    # Stored and shown on the site: no control characters (a description may have lines).
+    allowed = value.replace("\n", "").replace("\t", "") if key == "description" else value
+    if not allowed.isprintable():
+        what = "printable (lines and tabs allowed)" if key == "description" else "printable"
+        raise BotError(f"{manifest}: {key} must be {what}: {value[:40]!r}")
     return value
 
 

@@ -73,6 +73,11 @@ def test_an_executable_file_is_a_bot(tmp_path):
         ('name = "a"\ncommand = "\'unclosed"', "cannot be split"),
         ('name = "a"\ncommand = 3', "command must be a string"),
         ("name = [", "not valid TOML"),
+        ('name = "a"\ncommand = "python3 m\\u0000.py"', "control character"),
+        ('name = "a"\ncommand = ["python3", "a\\nb"]', "control character"),
+        ('name = "a"\ncommand = "x"\nversion = "1\\u0000"', "version must be printable"),
+        ('name = "a"\ncommand = "x"\nauthor = "\\u001b[31m"', "author must be printable"),
+        ('name = "a"\ncommand = "x"\ndescription = "\\u0000"', "description must be"),
     ],
 )
 def test_bad_manifests_are_refused_clearly(tmp_path, toml, message):
