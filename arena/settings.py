@@ -252,8 +252,9 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "arena.api.pagination.Pagination",
     "PAGE_SIZE": 50,
+    "EXCEPTION_HANDLER": "arena.api.views.exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "YINSH bot arena API",
@@ -271,6 +272,10 @@ SPECTACULAR_SETTINGS = {
         "MatchStatusEnum": "arena.games.models.Match.Status",
         "TournamentStatusEnum": "arena.tournaments.models.Tournament.Status",
     },
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "arena.api.schema.add_error_responses",
+    ],
 }
 
 AUTH_PASSWORD_VALIDATORS = [

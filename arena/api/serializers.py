@@ -11,6 +11,7 @@ from rest_framework import serializers
 from arena.bots import services as bots
 from arena.bots.models import Bot, BotVersion
 from arena.games.models import Match, Rating, RatingPoint, Variant
+from arena.tournaments import services as tournaments
 from arena.tournaments.models import Tournament
 
 
@@ -106,10 +107,24 @@ class BotSerializer(serializers.ModelSerializer):
 
 class BotCreateSerializer(serializers.Serializer):
     name = serializers.SlugField(max_length=40)
-    description = serializers.CharField(required=False, allow_blank=True, default="")
+    description = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=Bot._meta.get_field("description").max_length,
+    )
     file = serializers.FileField(
         help_text="A .zip or .tar.gz of a folder with bot.toml, or one executable file."
     )
+
+    def validate_name(self, value: str) -> str:
+        try:
+            bots.validate_name(value)
+        except bots.UploadError as e:
+            raise serializers.ValidationError(str(e)) from None
+        if Bot.objects.filter(name=value).exists():
+            raise serializers.ValidationError(f"a bot called {value!r} exists already")
+        return value
 
 
 class VersionCreateSerializer(serializers.Serializer):
@@ -129,6 +144,12 @@ class MatchSerializer(serializers.ModelSerializer):
     black = serializers.CharField(source="black.label", read_only=True)
     white_version = serializers.IntegerField(source="white_id", read_only=True)
     black_version = serializers.IntegerField(source="black_id", read_only=True)
+    result = serializers.ChoiceField(
+        choices=Match.Result.choices,
+        allow_blank=True,
+        read_only=True,
+        help_text="Empty until finished.",
+    )
     score = serializers.CharField(read_only=True)
     downloads = serializers.SerializerMethodField()
 
@@ -248,7 +269,10 @@ class TournamentCreateSerializer(serializers.Serializer):
     time_control = serializers.CharField(max_length=20, default="10+0.1")
     games_per_pair = serializers.IntegerField(min_value=1, max_value=100, default=2)
     bots = serializers.ListField(
-        child=serializers.SlugField(), min_length=2, help_text="Names of the bots."
+        child=serializers.SlugField(),
+        min_length=2,
+        max_length=tournaments.MAX_ENTRANTS,
+        help_text="Names of the bots.",
     )
     rated = serializers.BooleanField(default=True)
 
@@ -314,3 +338,34 @@ class TournamentDetailSerializer(TournamentSerializer):
         if obj.pk not in cache:
             cache[obj.pk] = services.standings(obj)
         return cache[obj.pk]
+
+
+# ----------------------------------------------------------------------------- query parameters
+# The filters of the lists: validated (a 400 names what is wrong) and documented from one place.
+
+
+class BotFilterSerializer(serializers.Serializer):
+    owner = serializers.CharField(required=False, allow_blank=True, help_text="A user name.")
+
+
+class VersionFilterSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(
+        choices=BotVersion.Status.choices, required=False, allow_blank=True
+    )
+
+
+class MatchFilterSerializer(serializers.Serializer):
+    variant = serializers.ChoiceField(choices=Variant.choices, required=False, allow_blank=True)
+    status = serializers.ChoiceField(choices=Match.Status.choices, required=False, allow_blank=True)
+    kind = serializers.ChoiceField(choices=Match.Kind.choices, required=False, allow_blank=True)
+    bot = serializers.CharField(required=False, allow_blank=True, help_text="A bot's name.")
+    tournament = serializers.IntegerField(required=False, min_value=1, max_value=2**63 - 1)
+
+
+class RatingFilterSerializer(serializers.Serializer):
+    variant = serializers.ChoiceField(choices=Variant.choices, default=Variant.YINSH)
+    all = serializers.BooleanField(default=False, help_text="Include retired versions.")
+
+
+class HistoryFilterSerializer(serializers.Serializer):
+    variant = serializers.ChoiceField(choices=Variant.choices, required=False, allow_blank=True)

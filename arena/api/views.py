@@ -4,14 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.db.models import Prefetch, Q, QuerySet
-from django.http import FileResponse, HttpResponse
+from django.http import FileResponse, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404
+from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import mixins, permissions, status, viewsets
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import mixins, permissions, serializers, status, viewsets
+from rest_framework import views as drf_views
 from rest_framework.decorators import action
-from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.exceptions import ParseError, PermissionDenied, ValidationError
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -21,7 +25,7 @@ from arena.bots import services as bots
 from arena.bots.models import Bot, BotVersion
 from arena.bots.unpack import UploadError
 from arena.games import downloads, ratings
-from arena.games.models import Match, MatchRecord, Rating, Variant
+from arena.games.models import Match, MatchRecord, Rating
 from arena.tournaments import services as tournaments
 from arena.tournaments.models import Tournament
 
@@ -38,6 +42,14 @@ class IsOwnerOrReadOnly(permissions.BasePermission):
 
 def _versions() -> QuerySet[BotVersion]:
     return BotVersion.objects.select_related("bot").prefetch_related("ratings")
+
+
+def _query(request: Request, serializer: type[serializers.Serializer]) -> dict[str, Any]:
+    """The request's query parameters, checked by ``serializer`` (a 400 says what is wrong).
+    A plain dict (the last value of each), so that a blank value is checked like any other."""
+    data = serializer(data=request.query_params.dict())
+    data.is_valid(raise_exception=True)
+    return dict(data.validated_data)
 
 
 @extend_schema(tags=["bots"])
@@ -57,13 +69,18 @@ class BotViewSet(
     serializer_class = s.BotSerializer
     http_method_names = ["get", "post", "patch", "delete", "head", "options"]
 
+    @extend_schema(parameters=[s.BotFilterSerializer])
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().list(request, *args, **kwargs)
+
     def get_queryset(self) -> QuerySet[Bot]:
         qs = Bot.objects.select_related("owner").prefetch_related(
             Prefetch("versions", queryset=_versions().order_by("-number"))
         )
-        owner = self.request.query_params.get("owner")
-        if owner:
-            qs = qs.filter(owner__username=owner)
+        if self.action == "list":
+            owner = _query(self.request, s.BotFilterSerializer).get("owner")
+            if owner:
+                qs = qs.filter(owner__username=owner)
         return qs.order_by("name")
 
     def get_serializer_class(self) -> type:
@@ -73,8 +90,7 @@ class BotViewSet(
 
     @extend_schema(
         request={"multipart/form-data": s.BotCreateSerializer},
-        responses={201: s.VersionSerializer, 400: OpenApiResponse(description="refused upload")},
-        parameters=[],
+        responses={201: s.VersionSerializer},
     )
     def create(self, request: Request) -> Response:
         """Upload a new bot (its first version). The check runs in a worker."""
@@ -98,9 +114,10 @@ class BotViewSet(
     def partial_update(self, request: Request, name: str) -> Response:
         """Change the description (owner only)."""
         bot = self.get_object()
-        data = s.BotUpdateSerializer(data=request.data)
+        data = s.BotUpdateSerializer(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
-        bots.update_bot(request.user, bot, description=data.validated_data["description"])
+        description = data.validated_data.get("description", bot.description)
+        bots.update_bot(request.user, bot, description=description)
         return Response(s.BotSerializer(bot, context=self.get_serializer_context()).data)
 
     def update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
@@ -118,7 +135,7 @@ class BotViewSet(
         request={"multipart/form-data": s.VersionCreateSerializer},
         responses={201: s.VersionSerializer},
     )
-    @action(detail=True, methods=["get", "post"], url_path="versions")
+    @action(detail=True, methods=["get", "post"], url_path="versions", pagination_class=None)
     def versions(self, request: Request, name: str) -> Response:
         """The bot's versions; POST uploads a new version (owner only)."""
         bot = self.get_object()
@@ -142,11 +159,16 @@ class VersionViewSet(viewsets.ReadOnlyModelViewSet):
 
     serializer_class = s.VersionSerializer
 
+    @extend_schema(parameters=[s.VersionFilterSerializer])
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().list(request, *args, **kwargs)
+
     def get_queryset(self) -> QuerySet[BotVersion]:
         qs = _versions().order_by("-pk")
-        st = self.request.query_params.get("status")
-        if st:
-            qs = qs.filter(status=st)
+        if self.action == "list":
+            st = _query(self.request, s.VersionFilterSerializer).get("status")
+            if st:
+                qs = qs.filter(status=st)
         return qs
 
     @extend_schema(responses={(200, "application/octet-stream"): OpenApiTypes.BINARY})
@@ -160,18 +182,18 @@ class VersionViewSet(viewsets.ReadOnlyModelViewSet):
             bots.source_path(request.user, version).open("rb"),
             as_attachment=True,
             filename=bots.source_filename(version),
+            content_type="application/octet-stream",  # as documented, whatever the file's kind
         )
 
     @extend_schema(
-        responses=s.RatingPointSerializer(many=True),
-        parameters=[OpenApiParameter("variant", str, enum=Variant.values)],
+        responses=s.RatingPointSerializer(many=True), parameters=[s.HistoryFilterSerializer]
     )
-    @action(detail=True, methods=["get"], url_path="history")
+    @action(detail=True, methods=["get"], url_path="history", pagination_class=None)
     def history(self, request: Request, pk: str) -> Response:
         """The version's rating history (one point per fit that changed its games)."""
         version = self.get_object()
         qs = version.rating_history.order_by("at")
-        variant = request.query_params.get("variant")
+        variant = _query(request, s.HistoryFilterSerializer).get("variant")
         if variant:
             qs = qs.filter(variant=variant)
         return Response(s.RatingPointSerializer(qs, many=True).data)
@@ -183,21 +205,15 @@ class MatchViewSet(viewsets.ReadOnlyModelViewSet):
 
     serializer_class = s.MatchSerializer
 
-    @extend_schema(
-        parameters=[
-            OpenApiParameter("variant", str, enum=Variant.values),
-            OpenApiParameter("status", str, enum=Match.Status.values),
-            OpenApiParameter("kind", str, enum=Match.Kind.values),
-            OpenApiParameter("bot", str, description="a bot's name"),
-            OpenApiParameter("tournament", int),
-        ]
-    )
+    @extend_schema(parameters=[s.MatchFilterSerializer])
     def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().list(request, *args, **kwargs)
 
     def get_queryset(self) -> QuerySet[Match]:
         qs = Match.objects.select_related("white__bot", "black__bot").order_by("-id")
-        p = self.request.query_params
+        if self.action != "list":
+            return qs
+        p = _query(self.request, s.MatchFilterSerializer)
         for field in ("variant", "status", "kind"):
             if p.get(field):
                 qs = qs.filter(**{field: p[field]})
@@ -207,8 +223,8 @@ class MatchViewSet(viewsets.ReadOnlyModelViewSet):
             qs = qs.filter(Q(white__bot__name=p["bot"]) | Q(black__bot__name=p["bot"]))
         return qs
 
-    def _data(self, pk: str) -> MatchRecord:
-        return get_object_or_404(MatchRecord, match_id=pk)
+    def _data(self) -> MatchRecord:
+        return get_object_or_404(MatchRecord, match=self.get_object())
 
     @extend_schema(
         parameters=[OpenApiParameter("notation", str, enum=["long", "short"], default="long")],
@@ -220,13 +236,13 @@ class MatchViewSet(viewsets.ReadOnlyModelViewSet):
         notation = request.query_params.get("notation", "long")
         if notation not in ("long", "short"):
             raise ValidationError({"notation": ["long or short"]})
-        return downloads.record(self._data(pk), long=notation == "long").response()
+        return downloads.record(self._data(), long=notation == "long").response()
 
     @extend_schema(responses={(200, "application/json"): OpenApiTypes.OBJECT})
     @action(detail=True, methods=["get"], url_path="transcript")
     def transcript(self, request: Request, pk: str) -> HttpResponse:
         """The JSON transcript of the game."""
-        return downloads.transcript(self._data(pk)).response()
+        return downloads.transcript(self._data()).response()
 
 
 @extend_schema(tags=["ratings"])
@@ -235,21 +251,13 @@ class RatingViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
 
     serializer_class = s.LeaderboardRowSerializer
 
-    @extend_schema(
-        parameters=[
-            OpenApiParameter("variant", str, enum=Variant.values, default="yinsh"),
-            OpenApiParameter("all", bool, description="include retired versions"),
-        ]
-    )
+    @extend_schema(parameters=[s.RatingFilterSerializer])
     def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().list(request, *args, **kwargs)
 
     def get_queryset(self) -> QuerySet[Rating]:
-        variant = self.request.query_params.get("variant", "yinsh")
-        if variant not in Variant.values:
-            raise ValidationError({"variant": [f"one of {', '.join(Variant.values)}"]})
-        include = self.request.query_params.get("all") in ("1", "true")
-        return ratings.leaderboard(variant, include_retired=include)
+        p = _query(self.request, s.RatingFilterSerializer)
+        return ratings.leaderboard(p["variant"], include_retired=p["all"])
 
 
 @extend_schema(tags=["tournaments"])
@@ -328,3 +336,23 @@ class TournamentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
         return downloads.Download(
             tournaments.archive(t), f"tournament-{t.pk}.zip", downloads.ZIP_TYPE
         ).response()
+
+
+@csrf_exempt
+def not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
+    """Any other URL under /api/: a 404 in JSON like the API's own, not the site's HTML page
+    (a name or id that does not fit its URL pattern ends here)."""
+    return JsonResponse({"detail": "Not found."}, status=404)
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    """DRF's handler, and a 400 that says why for the limits Django enforces while reading a
+    request (instead of its bare HTML "Bad Request" page)."""
+    if isinstance(exc, RequestDataTooBig):
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        exc = ParseError(f"the request is over {limit} bytes, not counting uploaded files")
+    elif isinstance(exc, TooManyFieldsSent):
+        exc = ParseError(f"more than {settings.DATA_UPLOAD_MAX_NUMBER_FIELDS} fields")
+    elif isinstance(exc, TooManyFilesSent):
+        exc = ParseError(f"more than {settings.DATA_UPLOAD_MAX_NUMBER_FILES} files")
+    return drf_views.exception_handler(exc, context)

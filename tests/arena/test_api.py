@@ -146,7 +146,7 @@ def test_others_cannot_change_delete_or_download_a_bot(user: Any, other_user: An
     assert Bot.objects.get(name="mine").description == ""
     assert BotVersion.objects.filter(bot__name="mine").count() == 1
     own = client_for(user).get(f"/api/versions/{v.pk}/source/")
-    assert own.status_code == 200
+    assert own.status_code == 200 and own["Content-Type"] == "application/octet-stream"
     from arena.bots import store
 
     assert b"".join(own.streaming_content) == store.path(v.sha256).read_bytes()
@@ -231,3 +231,119 @@ def test_a_tournament_with_an_unknown_bot_is_refused(user: Any) -> None:
     )
     assert r.status_code == 400 and "ghost" in json.dumps(r.json())
     assert not Tournament.objects.exists()
+
+
+# ----------------------------------------------------------------------------- bad input
+
+
+@pytest.mark.django_db
+def test_paging_that_is_not_a_whole_number_in_range_is_refused(played: Match) -> None:
+    c = APIClient()
+    for query in ("limit=abc", "limit=0", "limit=1001", "offset=-1", "offset=1.5", "limit="):
+        r = c.get(f"/api/matches/?{query}")
+        assert r.status_code == 400, query
+        assert list(r.json()) == [query.split("=")[0]]
+    assert len(c.get("/api/matches/?limit=1000&offset=0").json()["results"]) == 1
+
+
+@pytest.mark.django_db
+def test_list_filters_are_checked(played: Match) -> None:
+    c = APIClient()
+    for url in (
+        "/api/matches/?tournament=abc",
+        f"/api/matches/?tournament={2**70}",
+        "/api/matches/?status=bogus",
+        "/api/matches/?variant=go",
+        "/api/versions/?status=bogus",
+        "/api/bots/?owner=a%00b",
+        f"/api/versions/{played.white_id}/history/?variant=go",
+        "/api/ratings/?variant=",
+        "/api/ratings/?all=maybe",
+    ):
+        r = c.get(url)
+        assert r.status_code == 400, url
+        assert r["Content-Type"] == "application/json" and r.json(), url
+    assert c.get("/api/matches/?status=&variant=yinsh").json()["count"] == 1
+    assert c.get("/api/bots/?owner=alice").json()["count"] == 1
+    assert c.get("/api/versions/?status=active").json()["count"] == 2
+
+
+@pytest.mark.django_db
+def test_a_patch_without_a_description_changes_nothing(user: Any) -> None:
+    make_version(user, "mine")
+    Bot.objects.filter(name="mine").update(description="kept")
+    r = client_for(user).patch("/api/bots/mine/", {}, format="json")
+    assert r.status_code == 200 and r.json()["description"] == "kept"
+
+
+@pytest.mark.django_db
+def test_a_bad_bot_name_or_description_is_refused_by_field(user: Any) -> None:
+    make_version(user, "taken")
+    c = client_for(user)
+    for name in ("Upper", "random", "taken"):
+        r = c.post("/api/bots/", {"name": name, "file": bot_file()}, format="multipart")
+        assert r.status_code == 400 and list(r.json()) == ["name"], name
+    long = {"name": "fine", "description": "x" * 2001, "file": bot_file()}
+    r = c.post("/api/bots/", long, format="multipart")
+    assert r.status_code == 400 and list(r.json()) == ["description"]
+    assert list(Bot.objects.values_list("name", flat=True)) == ["taken"]
+
+
+@pytest.mark.django_db
+def test_a_tournament_with_too_many_bots_is_refused(user: Any) -> None:
+    bots = [f"b{i}" for i in range(65)]
+    body = {"name": "Cup", "variant": "yinsh", "bots": bots}
+    r = client_for(user).post("/api/tournaments/", body, format="json")
+    assert r.status_code == 400 and "no more than 64" in r.json()["bots"][0]
+    assert not Tournament.objects.exists()
+
+
+@pytest.mark.django_db
+def test_downloads_of_a_match_that_does_not_exist_are_404(played: Match) -> None:
+    c = APIClient()
+    for pk in ("abc", str(2**70), str(played.pk + 1000)):
+        for what in ("record", "transcript"):
+            r = c.get(f"/api/matches/{pk}/{what}/")
+            assert r.status_code == 404 and "detail" in r.json(), (pk, what)
+
+
+@pytest.mark.django_db
+def test_an_unknown_api_url_is_a_json_404() -> None:
+    for url in ("/api/bots/Not-A-Name/", "/api/versions/1.5/", "/api/nothing/here/"):
+        for method in ("get", "post", "delete"):
+            r = getattr(APIClient(), method)(url)
+            assert r.status_code == 404 and r.json() == {"detail": "Not found."}, (method, url)
+
+
+@pytest.mark.django_db
+def test_a_request_over_djangos_limits_is_refused_with_a_message(user: Any, settings: Any) -> None:
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    settings.DATA_UPLOAD_MAX_NUMBER_FIELDS = 5
+    c = client_for(user)
+    r = c.post("/api/tournaments/", {"name": "x" * 2000}, format="json")
+    assert r.status_code == 400 and "over 1000 bytes" in r.json()["detail"]
+    fields = {f"f{i}": "x" for i in range(10)} | {"name": "many", "file": bot_file()}
+    r = c.post("/api/bots/", fields, format="multipart")
+    assert r.status_code == 400 and r.json() == {"detail": "more than 5 fields"}
+    assert not Bot.objects.exists() and not Tournament.objects.exists()
+
+
+@pytest.mark.django_db
+def test_every_operation_documents_its_errors_and_the_shapes_it_returns() -> None:
+    from drf_spectacular.generators import SchemaGenerator
+
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    for path, operations in schema["paths"].items():
+        for method, op in operations.items():
+            where = {p["in"] for p in op.get("parameters", [])}
+            codes = set(op["responses"])
+            assert "403" in codes, (method, path)
+            assert ("404" in codes) == ("path" in where), (method, path)
+            assert ("400" in codes) == ("query" in where or "requestBody" in op), (method, path)
+            assert ("415" in codes) == ("requestBody" in op), (method, path)
+    plain_lists = ("/api/bots/{name}/versions/", "/api/versions/{id}/history/")
+    for path in plain_lists:
+        ok = schema["paths"][path]["get"]["responses"]["200"]["content"]["application/json"]
+        assert ok["schema"]["type"] == "array", path
+    result = schema["components"]["schemas"]["Match"]["properties"]["result"]
+    assert "" in str(result) or any("Blank" in str(x) for x in result.get("oneOf", [])), result

@@ -1,0 +1,44 @@
+"""Additions to the generated OpenAPI schema: the error responses every operation can give."""
+
+from __future__ import annotations
+
+from typing import Any
+
+ERROR = {
+    "type": "object",
+    "properties": {"detail": {"type": "string"}},
+    "required": ["detail"],
+}
+REFUSED = {
+    "type": "object",
+    "description": "What was wrong, by field (a list of messages), or in `detail`.",
+    "additionalProperties": {},
+}
+
+
+def _response(description: str, component: str) -> dict[str, Any]:
+    ref = {"$ref": f"#/components/schemas/{component}"}
+    return {"description": description, "content": {"application/json": {"schema": ref}}}
+
+
+def add_error_responses(result: dict[str, Any], generator: Any, **kwargs: Any) -> dict[str, Any]:
+    """Document the errors of each operation unless its view did: 400 when it takes query
+    parameters or a body, 415 for a body of another media type, 403 (not logged in, credentials
+    not valid, or not allowed), 404 when its path names an object. A drf-spectacular
+    postprocessing hook."""
+    schemas = result.setdefault("components", {}).setdefault("schemas", {})
+    schemas.setdefault("Error", ERROR)
+    schemas.setdefault("Refused", REFUSED)
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            where = {p.get("in") for p in operation.get("parameters", [])}
+            responses = operation.setdefault("responses", {})
+            if "query" in where or "requestBody" in operation:
+                responses.setdefault("400", _response("the request was refused", "Refused"))
+            if "requestBody" in operation:
+                responses.setdefault("415", _response("a body of a type not listed", "Error"))
+            forbidden = _response("not logged in, credentials not valid, or not allowed", "Error")
+            responses.setdefault("403", forbidden)
+            if "path" in where:
+                responses.setdefault("404", _response("no such object", "Error"))
+    return result
