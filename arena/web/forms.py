@@ -34,7 +34,11 @@ class BotUploadForm(forms.Form):
         max_length=40,
         help_text="2 to 40 lower-case letters, digits, - and _. It cannot be changed later.",
     )
-    description = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
+    description = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3}),
+        required=False,
+        max_length=Bot._meta.get_field("description").max_length,
+    )
     file = BotFileField()
 
 

@@ -147,6 +147,31 @@ def test_uploading_through_the_site(user: Any) -> None:
 
 
 @pytest.mark.django_db
+def test_an_upload_too_large_is_refused_before_it_is_read(user: Any, settings: Any) -> None:
+    """The declared length alone refuses it (413), on the site and the API; nothing is stored."""
+    settings.BOT_UPLOAD_MAX_BYTES = 1024
+    c = logged_in(user)
+    body = b"x" * 10
+    huge = str(5 * 1024 * 1024)
+    r = c.generic("POST", "/upload/", body, "multipart/form-data; boundary=b", CONTENT_LENGTH=huge)
+    assert r.status_code == 413 and "at most" in r.content.decode()
+    r = c.generic(
+        "POST", "/api/bots/", body, "multipart/form-data; boundary=b", CONTENT_LENGTH=huge
+    )
+    assert r.status_code == 413 and "at most" in r.json()["detail"]
+    assert not BotVersion.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_description_longer_than_the_model_allows_is_refused(user: Any) -> None:
+    c = logged_in(user)
+    f = SimpleUploadedFile("bot.zip", zipped_folder(BOTS / "random"))
+    r = c.post("/upload/", {"name": "longbot", "description": "d" * 2001, "file": f})
+    assert r.status_code == 200 and "at most 2000 characters" in r.content.decode()
+    assert not Bot.objects.filter(name="longbot").exists()
+
+
+@pytest.mark.django_db
 def test_uploading_needs_a_login() -> None:
     r = Client().get("/upload/")
     assert r.status_code == 302 and "/accounts/login/" in r["Location"]

@@ -1,0 +1,38 @@
+"""Middleware of the site."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, JsonResponse
+
+#: Room for the form fields around the largest upload.
+_ENVELOPE = 1024 * 1024
+
+
+class RequestSizeLimit:
+    """Refuse a request whose body is larger than any the site accepts, before it is read.
+
+    Django writes an uploaded file to disk while it parses the request, whatever its size, and
+    checks the size only afterwards; this answers 413 at once, from the declared length.
+    (A request without a declared length is limited by the proxy in front of the site:
+    docs/deployment.md.)
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            length = 0
+        limit = settings.BOT_UPLOAD_MAX_BYTES + _ENVELOPE
+        if length > limit:
+            most = settings.BOT_UPLOAD_MAX_BYTES // (1024 * 1024)
+            message = f"the request is {length} bytes; an upload may be at most {most} MiB"
+            if request.path.startswith("/api/"):
+                return JsonResponse({"detail": message}, status=413)
+            return HttpResponse(message, status=413, content_type="text/plain; charset=utf-8")
+        return self.get_response(request)
