@@ -216,10 +216,11 @@ def play_turn(state: State, text: str) -> list[Action]:
         [Action.parse('h7-g7')]
     """
     number = len(split_turns(state.history, state.variant)) + 1
-    if state.history:
-        before = state.copy()
-        before.pop()
-        if before.turn == state.turn and not state.is_over():
+    if state.history and not state.is_over():
+        last = state.pop()
+        mover = state.turn
+        state.push(last)
+        if mover == state.turn:
             raise NotationError(
                 f"{state.turn.label} is in the middle of a turn", position=state.describe()
             )

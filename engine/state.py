@@ -166,6 +166,15 @@ def _tables(v: Variant) -> _Tables:
     return t
 
 
+def _shared_points(*pieces: int) -> int:
+    """The points on which two of the given bitsets (rings and markers) both have a piece."""
+    seen = shared = 0
+    for bits in pieces:
+        shared |= seen & bits
+        seen |= bits
+    return shared
+
+
 def _points(g: Geometry, bits: int) -> str:
     return ",".join(g.bit_names(bits))
 
@@ -579,11 +588,9 @@ class State:
         ):
             if bits.bit_count() != count:
                 raise ValueError(f"{name} name a point twice")
-        taken = [wr, br, wm, bm]
-        for i in range(4):
-            for j in range(i + 1, 4):
-                if taken[i] & taken[j]:
-                    raise ValueError(f"two pieces on {','.join(g.bit_names(taken[i] & taken[j]))}")
+        shared = _shared_points(wr, br, wm, bm)
+        if shared:
+            raise ValueError(f"two pieces on {','.join(g.bit_names(shared))}")
         if removed is None:
             removed = (v.rings - wr.bit_count(), v.rings - br.bit_count())
         for label, on_board, gone in (("white", wr, removed[0]), ("black", br, removed[1])):
@@ -712,9 +719,9 @@ class State:
                 raise ValueError(f"{what} must be a whole number >= 0")
         if not isinstance(moved, bool):
             raise ValueError("moved must be true or false")
-        pieces = [rings[0], rings[1], markers[0], markers[1]]
-        if any(pieces[i] & pieces[j] for i in range(4) for j in range(i + 1, 4)):
-            raise ValueError("two pieces on one point")
+        shared = _shared_points(rings[0], rings[1], markers[0], markers[1])
+        if shared:
+            raise ValueError(f"two pieces on {','.join(g.bit_names(shared))}")
         if pool + (markers[0] | markers[1]).bit_count() != v.markers:
             raise ValueError(f"markers on the board plus the pool must be {v.markers}")
         for c in (0, 1):
