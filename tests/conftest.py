@@ -30,6 +30,19 @@ from arena.referee.sandbox import (
 collect_ignore_glob = ["bots/*"]
 
 
+def skip_unless_required(why: str, *, detail: str = "") -> None:
+    """Skip a test this host cannot run; where the full sandbox is required
+    (``ARENA_REQUIRE_FULL_SANDBOX=1``, as CI sets on its root machine) fail it instead, so that
+    nothing is ever skipped there."""
+    if full_sandbox_required():
+        pytest.fail(f"{why}: {detail}" if detail else why)
+    pytest.skip(why)
+
+
+def full_sandbox_required() -> bool:
+    return os.environ.get("ARENA_REQUIRE_FULL_SANDBOX") == "1"
+
+
 def require_full_sandbox(report: Any) -> None:
     """Skip a test that needs protection level FULL on a host without it (a non-root laptop),
     with the probe's explanation; where FULL is required (``ARENA_REQUIRE_FULL_SANDBOX=1``, as
@@ -40,9 +53,7 @@ def require_full_sandbox(report: Any) -> None:
         f"needs protection level FULL (root, bubblewrap, cgroups); this host offers "
         f"{report.level.value} (python -m arena.referee.sandbox probe says why)"
     )
-    if os.environ.get("ARENA_REQUIRE_FULL_SANDBOX") == "1":
-        pytest.fail(f"{why}: {report.describe()}")
-    pytest.skip(why)
+    skip_unless_required(why, detail=report.describe())
 
 
 def require_root(why: str) -> None:
@@ -50,9 +61,7 @@ def require_root(why: str) -> None:
     or fail it where FULL protection is required (``ARENA_REQUIRE_FULL_SANDBOX=1``)."""
     if os.geteuid() == 0:
         return
-    if os.environ.get("ARENA_REQUIRE_FULL_SANDBOX") == "1":
-        pytest.fail(f"needs root: {why}")
-    pytest.skip(f"needs root: {why}")
+    skip_unless_required(f"needs root: {why}")
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -69,7 +78,7 @@ def development_switch_below_full() -> Iterator[None]:
         level = probe(SandboxSettings(state_dir=state)).level
     finally:
         shutil.rmtree(state, ignore_errors=True)
-    if level is ProtectionLevel.FULL or os.environ.get("ARENA_REQUIRE_FULL_SANDBOX") == "1":
+    if level is ProtectionLevel.FULL or full_sandbox_required():
         yield
         return
     previous_env = os.environ.get("ARENA_ALLOW_UNSANDBOXED")

@@ -22,7 +22,7 @@ import pytest
 import engine
 from arena.referee.bots import BotSpec
 from arena.referee.sandbox import processes_of_uids
-from tests.conftest import GAMES_FIRST_UID, GAMES_SLOTS
+from tests.conftest import GAMES_FIRST_UID, GAMES_SLOTS, skip_unless_required
 
 from .games import TEST_BOTS, builtin, check_record, play
 
@@ -159,10 +159,7 @@ def compiled_bot(tmp_path):
     shutil.copytree(source, folder)
     compiler = shutil.which("gcc") or shutil.which("cc")
     if compiler is None:
-        # Where the full sandbox is required (CI), the compiled bot must be tested too.
-        if os.environ.get("ARENA_REQUIRE_FULL_SANDBOX") == "1":
-            pytest.fail("no C compiler (gcc or cc) to build the compiled honest bot")
-        pytest.skip("no C compiler (gcc or cc) to build the compiled honest bot")
+        skip_unless_required("no C compiler (gcc or cc) to build the compiled honest bot")
     subprocess.run([compiler, "-O2", "-o", str(folder / "bot"), str(folder / "main.c")], check=True)
     for p in (folder, *folder.iterdir()):
         p.chmod(0o755)
