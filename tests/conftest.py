@@ -95,9 +95,11 @@ def development_switch_below_full() -> Iterator[None]:
             os.environ["ARENA_ALLOW_UNSANDBOXED"] = previous_env
 
 
-GAMES_FIRST_UID = 64600
+# Two test runs on one host at once (two checkouts) each set a uid block and cgroup of
+# their own, so that neither takes the other's bots for leftovers.
+GAMES_FIRST_UID = int(os.environ.get("ARENA_TEST_GAMES_FIRST_UID", "64600"))
 GAMES_SLOTS = 16
-GAMES_CGROUP = "yinsh-arena-games-test"
+GAMES_CGROUP = os.environ.get("ARENA_TEST_GAMES_CGROUP", "yinsh-arena-games-test")
 
 
 @pytest.fixture(scope="session")
