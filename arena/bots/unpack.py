@@ -136,6 +136,12 @@ def _entry_parts(name: str) -> tuple[str, ...]:
     """The path components of an archive entry, or UnpackError if it could escape."""
     if "\x00" in name:
         raise UnpackError(f"entry {name!r}: a NUL byte in the name")
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        # tarfile keeps undecodable bytes as lone surrogates: a name in another encoding.
+        shown = name.encode("utf-8", "backslashreplace").decode("ascii", "backslashreplace")
+        raise UnpackError(f"entry {shown!r}: the name is not UTF-8") from None
     if "\\" in name:
         raise UnpackError(f"entry {name!r}: backslashes are not allowed in names")
     if name.startswith("/") or re.match(r"^[A-Za-z]:", name):

@@ -203,7 +203,8 @@ class Rating(models.Model):
         indexes = [models.Index(fields=["variant", "rank"], name="rating_rank_idx")]
 
     def __str__(self) -> str:
-        return f"{self.version} {self.variant}: {self.elo:.0f} ± {self.error:.0f}"
+        interval = f"± {self.error:.0f}" if self.error is not None else "(interval unknown)"
+        return f"{self.version} {self.variant}: {self.elo:.0f} {interval}"
 
     @property
     def percent(self) -> float:

@@ -233,3 +233,13 @@ def test_the_leaderboard_hides_retired_versions_unless_asked(user: Any, anchor: 
     a.save(update_fields=["status"])
     assert [r.version_id for r in ratings.leaderboard("yinsh")] == [anchor.pk]
     assert ratings.leaderboard("yinsh", include_retired=True).count() == 2
+
+
+@pytest.mark.django_db
+def test_a_rating_without_an_interval_reads_as_text(user: Any) -> None:
+    """The admin pages print ratings; one whose interval could not be estimated says so."""
+    v = make_version(user, "lonely")
+    known = Rating(variant="yinsh", version=v, elo=1234.4, error=56.2, games=3, points=1, rank=1)
+    unknown = Rating(variant="yinsh", version=v, elo=1234.4, error=None, games=3, points=1, rank=1)
+    assert str(known).endswith("yinsh: 1234 ± 56")
+    assert str(unknown).endswith("yinsh: 1234 (interval unknown)")

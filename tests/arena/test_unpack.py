@@ -145,6 +145,24 @@ def test_tar_entries_that_could_escape_are_refused(tmp_path: Path) -> None:
     assert everything_under(tmp_path / "out") == set()  # nothing written before the check
 
 
+def test_a_tar_entry_whose_name_is_not_utf8_is_refused(tmp_path: Path) -> None:
+    """A name in another encoding (Latin-1 here) would be unpacked under an undecodable name
+    and then break the hashing of the bot's files; it is refused with a message."""
+    manifest = tarfile.TarInfo("bot.toml")
+    manifest.size = len(MANIFEST)
+    odd = tarfile.TarInfo("caf\xe9.txt")
+    odd.size = 1
+    buf = io.BytesIO()
+    with tarfile.open(
+        fileobj=buf, mode="w:gz", format=tarfile.GNU_FORMAT, encoding="latin-1"
+    ) as tf:
+        tf.addfile(manifest, io.BytesIO(MANIFEST))
+        tf.addfile(odd, io.BytesIO(b"x"))
+    with pytest.raises(UnpackError, match="not UTF-8"):
+        unpack_archive(write(tmp_path, buf.getvalue()), TARGZ, tmp_path / "out", LIMITS)
+    assert everything_under(tmp_path / "out") == set()
+
+
 def test_zip_symlinks_are_refused(tmp_path: Path) -> None:
     data = zipped(
         {"bot.toml": MANIFEST, "link": "/etc/passwd"}, modes={"link": stat.S_IFLNK | 0o777}
