@@ -157,7 +157,7 @@ if CELERY_BROKER_URL.startswith("sqla+"):
     # The SQLAlchemy transport hands its options to SQLAlchemy's create_engine, so it gets
     # none. It has no visibility timeout: it marks a message delivered when a worker takes it
     # and never delivers it again, even if that worker dies; the sweeper
-    # (arena.games.services.sweep) re-sends the work of dead workers.
+    # (arena.games.sweeper) re-sends the work of dead workers.
     CELERY_BROKER_TRANSPORT_OPTIONS = {}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
@@ -256,6 +256,9 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "arena.api.pagination.Pagination",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "arena.api.views.exception_handler",
+    # Formats are chosen by the Accept header only: a ``format`` query parameter is an ordinary
+    # (ignored) parameter, not a 404 for a format the API does not speak.
+    "URL_FORMAT_OVERRIDE": None,
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "YINSH bot arena API",

@@ -50,13 +50,20 @@ class Bot(models.Model):
         return self.versions.filter(status=BotVersion.Status.ACTIVE).first()
 
 
+class VersionStatus(models.TextChoices):
+    """Where a version stands: checked, playing, retired, refused, or held for an operator."""
+
+    PENDING = "pending", "waiting for its check"
+    CHECKING = "checking", "being checked"
+    ACTIVE = "active", "active"
+    RETIRED = "retired", "retired"
+    REJECTED = "rejected", "rejected"
+    #: The machine could not run its check, attempt after attempt: an operator must look.
+    HELD = "held", "waiting for the arena"
+
+
 class BotVersion(models.Model):
-    class Status(models.TextChoices):
-        PENDING = "pending", "waiting for its check"
-        CHECKING = "checking", "being checked"
-        ACTIVE = "active", "active"
-        RETIRED = "retired", "retired"
-        REJECTED = "rejected", "rejected"
+    Status = VersionStatus
 
     class Kind(models.TextChoices):
         FILE = "file", "single file"
@@ -74,7 +81,7 @@ class BotVersion(models.Model):
     size = models.PositiveIntegerField()
     uploaded_at = models.DateTimeField(auto_now_add=True)
 
-    # The check (run in a worker): see arena.bots.services.check_version.
+    # The check (run in a worker): see arena.games.checks.
     check_attempts = models.PositiveSmallIntegerField(default=0)
     check_queued_at = models.DateTimeField(null=True, blank=True)
     check_started_at = models.DateTimeField(null=True, blank=True)
@@ -100,7 +107,7 @@ class BotVersion(models.Model):
                 fields=["bot"], condition=Q(status="active"), name="one_active_version_per_bot"
             ),
             models.CheckConstraint(
-                condition=Q(status__in=["pending", "checking", "active", "retired", "rejected"]),
+                condition=Q(status__in=VersionStatus.values),
                 name="version_status_valid",
             ),
             models.CheckConstraint(condition=Q(number__gte=1), name="version_number_positive"),

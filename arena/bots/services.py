@@ -1,10 +1,13 @@
-"""Bot state transitions: upload, new version, check, edit, withdraw; the built-in bots.
+"""Bot state transitions: upload, new version, the check's claim and verdict, edit, withdraw;
+the built-in bots.
 
 The web process (views, API, the ``uploadbot`` command) calls :func:`create_bot` and
 :func:`add_version`, which check the upload's size and type, store its bytes by hash and
-create a PENDING version; nothing is unpacked there. A worker runs :func:`check_version`:
-unpack safely, the protocol conformance check, a few games against the built-in ``random``
-bot; then the version is ACTIVE (and the previous one RETIRED) or REJECTED with a reason.
+create a PENDING version; nothing is unpacked there. A worker runs the check
+(:mod:`arena.games.checks`: unpack safely, the protocol conformance check, a few games
+against the built-in ``random`` bot); then the version is ACTIVE (and the previous one
+RETIRED) or REJECTED with a reason, or, when the machine could not run the check, PENDING
+again and finally HELD for an operator, never rejected.
 """
 
 from __future__ import annotations
@@ -17,38 +20,22 @@ import re
 import tarfile
 import tomllib
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from dataclasses import dataclass
 from pathlib import Path
-from threading import Event
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import Any, BinaryIO
 
-from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
-from django.db.models import F, Max
+from django.db.models import F, Max, ProtectedError
 from django.utils import timezone
 
+from arena import worker
 from arena.bots import store
 from arena.bots.models import Bot, BotVersion
-from arena.bots.unpack import (
-    FILE,
-    TARGZ,
-    StoredFileError,
-    UnpackError,
-    UploadError,
-    detect_kind,
-    safe_filename,
-)
-from arena.referee.match import RefereeError, TimeControl
-from arena.referee.sandbox import SandboxUnavailable, SlotsExhausted
-
-if TYPE_CHECKING:
-    from arena.games.services import SweepReport
-    from arena.referee.bots import BotSpec
-    from arena.referee.match import GameResult
+from arena.bots.signals import bot_withdrawn
+from arena.bots.unpack import FILE, TARGZ, UploadError, detect_kind, safe_filename
 
 log = logging.getLogger(__name__)
 V = BotVersion.Status
@@ -56,12 +43,17 @@ NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{1,39}$")
 
 __all__ = [
     "UploadError",
+    "Verdict",
     "add_version",
+    "beat_check",
     "can_manage",
-    "check_version",
+    "claim_check",
+    "close_check",
     "create_bot",
     "delete_bot",
+    "recheck",
     "register_builtin_bots",
+    "requeue_check",
     "update_bot",
 ]
 
@@ -199,33 +191,27 @@ def update_bot(user: Any, bot: Bot, *, description: str) -> Bot:
 
 def delete_bot(user: Any, bot: Bot) -> str:
     """Delete a bot that never played (owner only); one that did is withdrawn instead: its
-    versions are retired and keep their games and ratings. Returns "deleted" or "withdrawn"."""
-    from arena.games.models import Match
+    versions are retired and keep their games and ratings. Returns "deleted" or "withdrawn".
 
+    Whether it played is the database's answer: matches and tournament entries protect the
+    versions they name. The apps above hear of a withdrawal through :data:`bot_withdrawn`
+    (the games app cancels the bot's ladder matches still waiting).
+    """
     _require_manager(user, bot)
     with transaction.atomic():
-        versions = bot.versions.values_list("pk", flat=True)
-        played = (
-            Match.objects.filter(white__in=versions).exists()
-            or Match.objects.filter(black__in=versions).exists()
-        )
-        entered = bot.versions.filter(entries__isnull=False).exists()
-        if not played and not entered:
-            bot.delete()
+        try:
+            with transaction.atomic():
+                bot.delete()
             return "deleted"
+        except ProtectedError:
+            pass
+        versions = list(bot.versions.values_list("pk", flat=True))
         Bot.objects.filter(pk=bot.pk).update(status=Bot.Status.WITHDRAWN)
         bot.versions.filter(status=V.ACTIVE).update(status=V.RETIRED)
-        bot.versions.filter(status__in=[V.PENDING, V.CHECKING]).update(
+        bot.versions.filter(status__in=[V.PENDING, V.CHECKING, V.HELD]).update(
             status=V.REJECTED, reason="the bot was withdrawn by its owner"
         )
-        Match.objects.filter(
-            kind=Match.Kind.LADDER,
-            status__in=[Match.Status.PENDING, Match.Status.QUEUED],
-        ).filter(white__in=versions).update(status=Match.Status.CANCELLED)
-        Match.objects.filter(
-            kind=Match.Kind.LADDER,
-            status__in=[Match.Status.PENDING, Match.Status.QUEUED],
-        ).filter(black__in=versions).update(status=Match.Status.CANCELLED)
+        bot_withdrawn.send(sender=Bot, bot_id=bot.pk, version_ids=versions)
     return "withdrawn"
 
 
@@ -243,15 +229,17 @@ def source_filename(version: BotVersion) -> str:
 
 
 # ----------------------------------------------------------------------------- the check
+#
+# The check itself (unpacking, the protocol check, the qualification games) is run by
+# :mod:`arena.games.checks`; the version's state transitions are here, each an ``UPDATE``
+# guarded by the status and the claim's attempt number.
 
 
 def check_budget() -> tuple[int, int]:
     """(soft, hard) time limits of a check task: the conformance games and the
     qualification games at the qualification time control."""
-    from arena.games import runner
-
-    check_soft, _ = runner.time_limits(settings.CHECK_TIME_CONTROL, games=settings.CHECK_GAMES)
-    games_soft, _ = runner.time_limits(
+    check_soft, _ = worker.time_limits(settings.CHECK_TIME_CONTROL, games=settings.CHECK_GAMES)
+    games_soft, _ = worker.time_limits(
         settings.QUALIFICATION_TIME_CONTROL, games=settings.QUALIFICATION_GAMES
     )
     soft = check_soft + games_soft
@@ -260,30 +248,28 @@ def check_budget() -> tuple[int, int]:
 
 def dispatch_check(version_id: int) -> None:
     """Send the version's check task once the current transaction commits."""
-    from arena.bots import tasks
-
     soft, hard = check_budget()
-
-    def send() -> None:
-        tasks.check_version.apply_async((version_id,), soft_time_limit=soft, time_limit=hard)
-
-    transaction.on_commit(send, robust=True)
+    worker.send_after_commit(worker.CHECK_VERSION, (version_id,), soft=soft, hard=hard)
 
 
-@dataclass
-class CheckOutcome:
-    """What a check found; ``accepted`` or not, with the lines to show the owner."""
+@dataclass(frozen=True)
+class Verdict:
+    """What a check decided: ``accepted`` or not, the lines to show the owner, and what the
+    bot declared in its manifest."""
 
     accepted: bool
     lines: list[str]
     reason: str = ""
     transcript: dict[str, Any] | None = None
     stderr_tail: str = ""
-    spec: BotSpec | None = None
-    games: list[tuple[BotVersion, BotVersion, GameResult]] = field(default_factory=list)
+    declared_name: str = ""
+    declared_version: str = ""
+    command: str = ""
 
 
-def _claim_check(version_id: int) -> int | None:
+def claim_check(version_id: int) -> int | None:
+    """PENDING -> CHECKING for this worker. Returns the attempt number, or None when the
+    version is not pending (another worker has it, or it was withdrawn)."""
     now = timezone.now()
     with transaction.atomic():
         if not BotVersion.objects.filter(pk=version_id, status=V.PENDING).update(
@@ -296,7 +282,8 @@ def _claim_check(version_id: int) -> int | None:
         return BotVersion.objects.values_list("check_attempts", flat=True).get(pk=version_id)
 
 
-def _beat_check(version_id: int, attempt: int) -> bool:
+def beat_check(version_id: int, attempt: int) -> bool:
+    """Write the check's heartbeat; False when this claim no longer owns the check."""
     return (
         BotVersion.objects.filter(pk=version_id, status=V.CHECKING, check_attempts=attempt).update(
             heartbeat_at=timezone.now()
@@ -305,164 +292,50 @@ def _beat_check(version_id: int, attempt: int) -> bool:
     )
 
 
-def _requeue_check(version_id: int, attempt: int, reason: str) -> bool:
-    """CHECKING -> PENDING (REJECTED once out of attempts). True if it can be sent again."""
+def requeue_check(version_id: int, attempt: int, reason: str) -> bool:
+    """CHECKING -> PENDING after a failure of the machine (a dead worker, a broken sandbox).
+    True if the check can be sent again.
+
+    Such a failure is never the bot's: once out of attempts the version is HELD, not rejected,
+    and waits for an operator (told in the log and on the admin's versions page), who checks
+    it again once the machine is mended (:func:`recheck`).
+    """
     checking = BotVersion.objects.filter(pk=version_id, status=V.CHECKING, check_attempts=attempt)
     if attempt >= settings.MATCH_MAX_ATTEMPTS:
-        checking.update(
-            status=V.REJECTED,
+        if checking.update(
+            status=V.HELD,
             checked_at=timezone.now(),
-            reason=f"the check could not be completed after {attempt} attempts ({reason})",
-        )
+            reason=f"the arena could not run the check ({attempt} attempts; last: {reason})"[:4000],
+        ):
+            log.error(
+                "version %s: its check could not run after %s attempts (last: %s); the version "
+                "is held until an operator checks it again",
+                version_id,
+                attempt,
+                reason,
+            )
         return False
     return bool(checking.update(status=V.PENDING, check_queued_at=timezone.now()))
-
-
-def check_version(version_id: int) -> str:
-    """Claim a pending version and check it (what the ``check_version`` task does).
-
-    Raises :class:`arena.games.services.InfrastructureError` after putting the version back
-    when the failure was not the bot's.
-    """
-    from arena.games import runner
-    from arena.games.services import InfrastructureError, _retrying
-
-    attempt = _claim_check(version_id)
-    if attempt is None:
-        return "not pending"
-    version = BotVersion.objects.select_related("bot").get(pk=version_id)
-    with runner.Heartbeat(
-        lambda: _beat_check(version_id, attempt), settings.MATCH_HEARTBEAT_S
-    ) as hb:
-        try:
-            outcome = _run_check(version, hb.cancel)
-        except (
-            RefereeError,
-            SandboxUnavailable,
-            SlotsExhausted,
-            StoredFileError,
-            SoftTimeLimitExceeded,
-            OSError,
-        ) as e:
-            _requeue_check(version_id, attempt, f"{type(e).__name__}: {e}")
-            raise InfrastructureError(f"{type(e).__name__}: {e}") from e
-    if outcome is None:
-        return "lost its claim"
-    if _retrying(lambda: _close_check(version_id, attempt, outcome)):
-        return "active" if outcome.accepted else "rejected"
-    return "lost its claim"
-
-
-def _qualification_opponent(version: BotVersion) -> BotVersion | None:
-    """The anchor bot's version the new version plays (None: play itself)."""
-    from arena.games.ratings import anchor_version_id
-
-    anchor = anchor_version_id()
-    if anchor is None or anchor == version.pk:
-        others = BotVersion.objects.filter(
-            bot__name=settings.RATING_ANCHOR_BOT, bot__trusted=True, status=V.ACTIVE
-        ).exclude(pk=version.pk)
-        return others.select_related("bot").first()
-    return BotVersion.objects.select_related("bot").get(pk=anchor)
-
-
-def _run_check(version: BotVersion, cancel: Event) -> CheckOutcome | None:
-    """Unpack, check the protocol, play the qualification games. None when cancelled."""
-    from arena.games import runner
-    from arena.referee.checkbot import check_bot
-
-    lines: list[str] = []
-    try:
-        spec = runner.load_spec(version)
-    except UnpackError as e:
-        reason = f"the upload cannot be used: {e}"
-        return CheckOutcome(False, [reason], reason=reason)
-    lines.append(f"unpacked: {spec.name} (command: {' '.join(spec.command)})")
-    report = check_bot(
-        spec,
-        referee=runner.referee(),
-        variant="yinsh",
-        games=settings.CHECK_GAMES,
-        time=TimeControl.parse(settings.CHECK_TIME_CONTROL),
-    )
-    lines += list(report.lines)
-    if not report.ok:
-        failing = [line[4:].strip() for line in report.lines if line.startswith("FAIL")]
-        reason = "the protocol check failed" + (f": {failing[0]}" if failing else "")
-        return CheckOutcome(
-            False,
-            lines,
-            reason=reason,
-            transcript=report.transcript,
-            stderr_tail=report.stderr_tail,
-            spec=spec,
-        )
-    opponent = _qualification_opponent(version)
-    opponent_spec = runner.load_spec(opponent) if opponent is not None else spec
-    opponent_label = opponent.label if opponent is not None else version.label
-    games: list[tuple[BotVersion, BotVersion, GameResult]] = []
-    variants = settings.LADDER_VARIANTS or ["yinsh"]
-    referee = runner.referee()
-    for i in range(settings.QUALIFICATION_GAMES):
-        variant = variants[i % len(variants)]
-        mine = "white" if i % 2 == 0 else "black"
-        pair = (spec, opponent_spec) if mine == "white" else (opponent_spec, spec)
-        labels = (
-            (version.label, opponent_label) if mine == "white" else (opponent_label, version.label)
-        )
-        config = runner.game_config(
-            variant=variant,
-            white=pair[0],
-            black=pair[1],
-            white_label=labels[0],
-            black_label=labels[1],
-            time_control=settings.QUALIFICATION_TIME_CONTROL,
-            seed=version.pk * 100 + i,
-            event=f"{settings.SITE_NAME} qualification",
-        )
-        result = referee.play(config, cancel=cancel)
-        if result.aborted:
-            if cancel.is_set():
-                return None
-            raise RefereeError(f"qualification game {i + 1} was aborted: {result.reason}")
-        lines.append(
-            f"qualification game {i + 1} ({variant}, as {mine}, against {opponent_label}): "
-            f"{result.outcome.result.score}, {result.reason}"
-        )
-        if result.fault == mine:
-            player = result.transcript.get("players", {}).get(mine, {})
-            return CheckOutcome(
-                False,
-                lines,
-                reason=f"qualification game {i + 1} lost by {result.outcome.termination.value}: "
-                f"{result.reason}",
-                transcript=result.transcript,
-                stderr_tail=str(player.get("stderr_tail", "")),
-                spec=spec,
-            )
-        me = version
-        other = opponent or version
-        games.append((me, other, result) if mine == "white" else (other, me, result))
-    lines.append("passed: the version is active and will be rated")
-    return CheckOutcome(True, lines, spec=spec, games=games)
 
 
 class _LostClaim(Exception):
     pass
 
 
-def _close_check(version_id: int, attempt: int, outcome: CheckOutcome) -> bool:
-    """CHECKING -> ACTIVE (retiring the bot's previous version, storing the qualification
-    games) or REJECTED, in one transaction guarded by the claim."""
-    from arena.games.services import record_qualification
+def close_check(version_id: int, attempt: int, verdict: Verdict) -> BotVersion | None:
+    """CHECKING -> ACTIVE (retiring the bot's previous active version; RETIRED if the bot was
+    withdrawn meanwhile) or REJECTED, guarded by the claim. Returns the version as it was
+    before, or None when the claim was lost (nothing is written then).
 
-    now = timezone.now()
-    spec = outcome.spec
+    Call it inside the transaction that also stores what the check played, so that both or
+    neither are written.
+    """
     declared = {
-        "declared_name": (spec.name if spec else "")[:64],
-        "declared_version": (spec.version if spec else "")[:64],
-        "command": (" ".join(spec.command) if spec else "")[:500],
+        "declared_name": verdict.declared_name[:64],
+        "declared_version": verdict.declared_version[:64],
+        "command": verdict.command[:500],
     }
+    now = timezone.now()
     try:
         with transaction.atomic():
             mine = BotVersion.objects.filter(
@@ -470,18 +343,18 @@ def _close_check(version_id: int, attempt: int, outcome: CheckOutcome) -> bool:
             )
             version = mine.select_related("bot").first()
             if version is None:
-                return False
-            if not outcome.accepted:
+                return None
+            if not verdict.accepted:
                 mine.update(
                     status=V.REJECTED,
                     checked_at=now,
-                    reason=outcome.reason[:4000],
-                    report=outcome.lines,
-                    transcript=outcome.transcript,
-                    stderr_tail=outcome.stderr_tail[-8000:],
+                    reason=verdict.reason[:4000],
+                    report=verdict.lines,
+                    transcript=verdict.transcript,
+                    stderr_tail=verdict.stderr_tail[-8000:],
                     **declared,
                 )
-                return True
+                return version
             withdrawn = version.bot.status != Bot.Status.ACTIVE
             if not withdrawn:
                 BotVersion.objects.filter(bot_id=version.bot_id, status=V.ACTIVE).exclude(
@@ -491,54 +364,29 @@ def _close_check(version_id: int, attempt: int, outcome: CheckOutcome) -> bool:
                 status=V.RETIRED if withdrawn else V.ACTIVE,
                 checked_at=now,
                 reason="",
-                report=outcome.lines,
+                report=verdict.lines,
                 transcript=None,
                 stderr_tail="",
                 **declared,
             ):
                 raise _LostClaim()
-            record_qualification(version, outcome.games)
+            return version
     except _LostClaim:
-        return False
-    return True
+        return None
 
 
 def recheck(version_ids: Iterable[int]) -> int:
-    """Check rejected versions again (an operator's action, e.g. after a worker problem was
-    fixed). Returns how many were queued."""
+    """Check rejected or held versions again (an operator's action, e.g. after a worker
+    problem was mended). Returns how many were queued."""
     n = 0
     for pk in version_ids:
         with transaction.atomic():
-            if BotVersion.objects.filter(pk=pk, status=V.REJECTED).update(
-                status=V.PENDING, check_queued_at=timezone.now(), check_attempts=0
+            if BotVersion.objects.filter(pk=pk, status__in=[V.REJECTED, V.HELD]).update(
+                status=V.PENDING, check_queued_at=timezone.now(), check_attempts=0, reason=""
             ):
                 dispatch_check(pk)
                 n += 1
     return n
-
-
-def sweep_checks(now: datetime, report: SweepReport) -> None:
-    """The sweeper's part for checks: re-queue checks of dead workers, resend lost ones."""
-    stale = now - timedelta(seconds=settings.MATCH_STALE_AFTER_S)
-    for pk, attempt in BotVersion.objects.filter(
-        status=V.CHECKING, heartbeat_at__lt=stale
-    ).values_list("pk", "check_attempts"):
-        with transaction.atomic():
-            if _requeue_check(pk, attempt, "its worker stopped answering"):
-                dispatch_check(pk)
-                report.checks_requeued.append(pk)
-            else:
-                report.checks_rejected.append(pk)
-    old = now - timedelta(seconds=settings.MATCH_RESEND_AFTER_S)
-    for pk in BotVersion.objects.filter(status=V.PENDING, check_queued_at__lt=old).values_list(
-        "pk", flat=True
-    ):
-        with transaction.atomic():
-            if BotVersion.objects.filter(pk=pk, status=V.PENDING, check_queued_at__lt=old).update(
-                check_queued_at=now
-            ):
-                dispatch_check(pk)
-                report.checks_resent.append(pk)
 
 
 # ----------------------------------------------------------------------------- built-in bots

@@ -34,6 +34,7 @@ from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
 from arena.referee.bots import MANIFEST, BotError, BotSpec
+from arena.referee.errors import InfrastructureError
 
 _CHUNK = 1 << 16
 #: Below this many unpacked bytes the compression ratio is not checked (tar's padding alone
@@ -371,7 +372,7 @@ def ensure_unpacked(
     return _load(_locate(root, kind, filename), trusted)
 
 
-class StoredFileError(OSError):
+class StoredFileError(InfrastructureError, OSError):
     """The stored file is missing or damaged: an infrastructure failure, not the bot's."""
 
 

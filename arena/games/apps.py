@@ -7,3 +7,9 @@ class GamesConfig(AppConfig):
     name = "arena.games"
     label = "games"
     verbose_name = "Games and ratings"
+
+    def ready(self) -> None:
+        from arena.bots.signals import bot_withdrawn
+        from arena.games import receivers
+
+        bot_withdrawn.connect(receivers.cancel_ladder_matches, dispatch_uid="games-withdrawn")

@@ -17,13 +17,14 @@ from django.db import models
 from django.db.models import Q
 from django.urls import reverse
 
+import engine
 from arena.bots.models import BotVersion
 
-
-class Variant(models.TextChoices):
-    YINSH = "yinsh", "YINSH"
-    BLITZ = "blitz", "Blitz YINSH"
-    YANGSH = "yangsh", "Yangsh"
+#: The games, as the engine defines them (all of them: YINSH, Blitz, Yangsh, Yangsh with
+#: seven pawns): ``Variant.YINSH == "yinsh"``, labelled with the variant's title.
+Variant = models.TextChoices(  # type: ignore[misc]  # the functional form, built from the engine
+    "Variant", [(name.upper(), (name, v.title)) for name, v in engine.VARIANTS.items()]
+)
 
 
 class Match(models.Model):

@@ -1,67 +1,33 @@
-"""What a worker needs to play a game: the referee, the bots unpacked, a heartbeat.
+"""What a worker needs to play a game: the referee and the bots unpacked.
 
 Plain glue between the models and :mod:`arena.referee`; the state transitions stay in
-:mod:`arena.games.services` and :mod:`arena.bots.services`.
+:mod:`arena.games.services` and :mod:`arena.bots.services`, the failure policy, time limits
+and heartbeats in :mod:`arena.worker`.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
-import threading
-from collections.abc import Callable
 from pathlib import Path
-from types import TracebackType
 
 from django.conf import settings
-from django.db import DatabaseError, connections
 
+from arena import worker
 from arena.bots import store
 from arena.bots.models import BotVersion
 from arena.bots.unpack import Limits, ensure_unpacked
 from arena.referee.bots import BotSpec
-from arena.referee.match import GameConfig, Referee, TimeControl
+from arena.referee.match import GameConfig, Referee, TimeControl, sandbox_settings
+from arena.referee.sandbox import Sandbox
 
 log = logging.getLogger(__name__)
-
-#: Seconds each bot may take to start (answer ``hello``) and to exit after ``end``.
-STARTUP_S = 10.0
-END_GRACE_S = 1.0
-#: The referee's allowance per request (not charged to the bot's clock).
-MOVE_OVERHEAD_MS = 50
-
-
-def budget_seconds(time_control: str, *, games: int = 1) -> float:
-    """The most wall time ``games`` games at this time control can take, with start-up and
-    shut-down, given the move cap ``MATCH_MAX_ACTIONS``: what a task's soft time limit is.
-
-    >>> round(budget_seconds("10+0.1"))
-    142
-    """
-    tc = TimeControl.parse(time_control)
-    actions = settings.MATCH_MAX_ACTIONS
-    per_game = (
-        2 * tc.initial_ms / 1000
-        + actions * (tc.increment_ms + MOVE_OVERHEAD_MS) / 1000
-        + 2 * (STARTUP_S + END_GRACE_S)
-        + 10.0  # unpacking, database writes
-    )
-    return per_game * games
-
-
-def time_limits(time_control: str, *, games: int = 1) -> tuple[int, int]:
-    """A task's (soft, hard) time limits in seconds: the budget, and a little above it."""
-    soft = int(budget_seconds(time_control, games=games)) + 1
-    return soft, soft + 30
 
 
 @functools.cache
 def referee() -> Referee:
     """This process's referee; its sandbox is made once, at the host's best protection level,
     with the limits from the settings (``BOT_MEMORY_MB``, ``BOT_MAX_PROCESSES``...)."""
-    from arena.referee.match import sandbox_settings
-    from arena.referee.sandbox import Sandbox
-
     limits = sandbox_settings(
         memory_mb=settings.BOT_MEMORY_MB,
         max_processes=settings.BOT_MAX_PROCESSES,
@@ -72,9 +38,9 @@ def referee() -> Referee:
     log.info("%s", sandbox.report.describe())
     return Referee(
         sandbox,
-        startup_timeout_s=STARTUP_S,
-        end_grace_s=END_GRACE_S,
-        move_overhead_ms=MOVE_OVERHEAD_MS,
+        startup_timeout_s=worker.STARTUP_S,
+        end_grace_s=worker.END_GRACE_S,
+        move_overhead_ms=worker.MOVE_OVERHEAD_MS,
     )
 
 
@@ -139,48 +105,3 @@ def game_config(
         seed=seed,
         headers=tuple(headers),
     )
-
-
-class Heartbeat:
-    """A thread that calls ``beat()`` every ``interval`` seconds while a game runs.
-
-    ``beat`` writes the heartbeat and returns whether this worker still owns the work (a
-    guarded ``UPDATE``); when it no longer does (the sweeper gave the match to another worker,
-    or a tournament was cancelled), :attr:`cancel` is set and the referee aborts the game.
-    The thread uses its own database connection and closes it when done.
-    """
-
-    def __init__(self, beat: Callable[[], bool], interval: float) -> None:
-        self.beat = beat
-        self.interval = interval
-        self.cancel = threading.Event()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="heartbeat", daemon=True)
-
-    def __enter__(self) -> Heartbeat:
-        self._thread.start()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._stop.set()
-        self._thread.join(timeout=30)
-
-    def _run(self) -> None:
-        try:
-            while not self._stop.wait(self.interval):
-                try:
-                    owned = self.beat()
-                except DatabaseError as e:  # the database is away for a moment: try again
-                    log.warning("heartbeat failed: %s", e)
-                    continue
-                if not owned:
-                    log.info("lost ownership of the work: aborting the game")
-                    self.cancel.set()
-                    return
-        finally:
-            connections.close_all()

@@ -1,7 +1,8 @@
-"""Celery tasks of the games app: thin wrappers that take ids and call a service.
+"""Celery tasks: thin wrappers that take ids and call a service.
 
-``play_match`` is sent with per-call time limits (the match's budget, see
-:func:`arena.games.runner.time_limits`); it retries only on :class:`InfrastructureError`.
+``play_match`` and ``check_version`` are sent by name (:func:`arena.worker.send_after_commit`)
+with per-call time limits (the work's budget); :func:`arena.worker.run` is their one failure
+policy: they retry only when the machine failed, never because of what a bot did.
 """
 
 from __future__ import annotations
@@ -10,38 +11,33 @@ from typing import Any
 
 from celery import shared_task
 from django.conf import settings
-from django.db import OperationalError
 
-from arena.games import ratings, services
-
-#: Retries of a task whose database was away.
-DATABASE_RETRIES = 5
+from arena import worker
+from arena.games import checks, ladder, ratings, services, sweeper
 
 
-@shared_task(bind=True, acks_late=True, max_retries=None)
+@shared_task(name=worker.PLAY_MATCH, bind=True, acks_late=True, max_retries=None)
 def play_match(self: Any, match_id: int) -> str:
     """Claim, play and finish one match."""
-    try:
-        return services.play(match_id, worker=self.request.hostname or "")
-    except (services.InfrastructureError, OperationalError) as e:
-        # An infrastructure failure: the match is back in the queue (or aborted once out of
-        # attempts, which makes the retry a no-op). Try again after a growing pause. A database
-        # that stays away is given a few tries; then the sweeper takes over.
-        if isinstance(e, OperationalError) and self.request.retries >= DATABASE_RETRIES:
-            raise
-        raise self.retry(exc=e, countdown=min(300, 10 * 2**self.request.retries)) from e
+    return worker.run(self, lambda: services.play(match_id, self.request.hostname or ""))
+
+
+@shared_task(name=worker.CHECK_VERSION, bind=True, acks_late=True, max_retries=None)
+def check_version(self: Any, version_id: int) -> str:
+    """Unpack and check an uploaded bot version; it becomes active or is rejected."""
+    return worker.run(self, lambda: checks.check_version(version_id))
 
 
 @shared_task(acks_late=True)
 def schedule_ladder() -> int:
     """Top up the ladder's queues (periodic)."""
-    return len(services.schedule_ladder())
+    return len(ladder.schedule_ladder())
 
 
 @shared_task(acks_late=True)
 def sweep() -> dict[str, list[int]]:
     """Recover matches and checks of dead workers (periodic)."""
-    return vars(services.sweep())
+    return vars(sweeper.sweep())
 
 
 @shared_task(acks_late=True)

@@ -3,7 +3,8 @@
 All of a tournament's matches are made when it is created, PENDING, in rounds (the circle
 method, so that every entrant plays once per round when it can). :func:`release` queues the
 next few, keeping ``TOURNAMENT_PARALLEL`` in flight; it runs when the tournament is created or
-resumed, and inside the transaction that finishes each of its matches.
+resumed, and inside the transaction that closes each of its matches (the games app announces
+it: :mod:`arena.tournaments.receivers`).
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
+from arena import worker
 from arena.bots.models import Bot, BotVersion
-from arena.games import runner
 from arena.games.models import Match, MatchRecord, Variant
 from arena.games.services import queue_pending
 from arena.referee.match import TimeControl
@@ -69,7 +70,7 @@ def check_time_control(text: str) -> str:
         tc = TimeControl.parse(text)
     except ValueError as e:
         raise TournamentError(str(e)) from None
-    _, hard = runner.time_limits(str(tc))
+    _, hard = worker.time_limits(str(tc))
     if hard >= settings.CELERY_VISIBILITY_TIMEOUT:
         raise TournamentError(
             f"time control {tc} is too long: a game could take {hard} s, more than the "
@@ -212,11 +213,6 @@ def release(tournament_id: int) -> int:
                 status=TS.FINISHED, finished_at=timezone.now()
             )
         return queued
-
-
-def match_done(tournament_id: int) -> None:
-    """A match of the tournament finished or was aborted (inside that transaction)."""
-    release(tournament_id)
 
 
 def pause(user: Any, tournament: Tournament) -> bool:

@@ -12,7 +12,10 @@ from django.core.exceptions import PermissionDenied
 from arena.bots import services, store
 from arena.bots.models import Bot, BotVersion
 from arena.bots.unpack import UploadError
+from arena.games import checks, sweeper
 from arena.games.models import Match, MatchRecord, PairStats
+from arena.referee.errors import InfrastructureError
+from arena.referee.sandbox import Sandbox, SandboxUnavailable
 from tests.arena.conftest import (
     BOTS,
     TEST_BOTS,
@@ -163,7 +166,7 @@ def submit(user: Any, name: str, data: bytes, filename: str) -> BotVersion:
 def test_a_good_bot_passes_its_check_and_is_rated(user: Any, anchor: Any, settings: Any) -> None:
     settings.QUALIFICATION_GAMES = 2
     v = submit(user, "copycat", zipped_folder(BOTS / "greedy"), "copycat.zip")
-    assert services.check_version(v.pk) == "active"
+    assert checks.check_version(v.pk) == "active"
     v.refresh_from_db()
     assert v.status == V.ACTIVE and v.checked_at is not None
     assert v.report[-1].startswith("passed") and any("qualification game 2" in x for x in v.report)
@@ -174,13 +177,13 @@ def test_a_good_bot_passes_its_check_and_is_rated(user: Any, anchor: Any, settin
     assert all(m.status == Match.Status.FINISHED for m in games)
     assert MatchRecord.objects.filter(match__in=games).count() == 2
     assert sum(p.games for p in PairStats.objects.all()) == 2
-    assert services.check_version(v.pk) == "not pending"
+    assert checks.check_version(v.pk) == "not pending"
 
 
 @pytest.mark.django_db
 def test_a_bot_that_crashes_is_rejected_with_its_transcript_and_stderr(user: Any) -> None:
     v = submit(user, "quitter", packed(TEST_BOTS / "protocol" / "exits_midgame"), "q.tar.gz")
-    assert services.check_version(v.pk) == "rejected"
+    assert checks.check_version(v.pk) == "rejected"
     v.refresh_from_db()
     assert v.status == V.REJECTED
     assert "protocol check failed" in v.reason and "exited" in v.reason
@@ -193,7 +196,7 @@ def test_a_bot_that_crashes_is_rejected_with_its_transcript_and_stderr(user: Any
 @pytest.mark.django_db
 def test_an_illegal_mover_is_rejected(user: Any) -> None:
     v = submit(user, "cheater", packed(TEST_BOTS / "protocol" / "illegal_move"), "c.tar.gz")
-    assert services.check_version(v.pk) == "rejected"
+    assert checks.check_version(v.pk) == "rejected"
     v.refresh_from_db()
     assert "not legal" in v.reason
 
@@ -204,7 +207,7 @@ def test_an_archive_with_path_traversal_is_rejected_and_writes_nothing_outside(
 ) -> None:
     data = zipped({"bot.toml": b'name="x"\ncommand="python3 main.py"\n', "../../pwned": b"x"})
     v = submit(user, "sneaky", data, "s.zip")
-    assert services.check_version(v.pk) == "rejected"
+    assert checks.check_version(v.pk) == "rejected"
     v.refresh_from_db()
     assert "path traversal" in v.reason
     cache = settings.BOT_CACHE_DIR
@@ -214,7 +217,7 @@ def test_an_archive_with_path_traversal_is_rejected_and_writes_nothing_outside(
 @pytest.mark.django_db
 def test_an_archive_without_a_manifest_is_rejected(user: Any) -> None:
     v = submit(user, "nameless", zipped({"main.py": b"print()\n"}), "n.zip")
-    services.check_version(v.pk)
+    checks.check_version(v.pk)
     v.refresh_from_db()
     assert v.status == V.REJECTED and "no bot.toml" in v.reason
 
@@ -226,7 +229,7 @@ def test_a_new_version_retires_the_old_one_when_it_passes(
     settings.QUALIFICATION_GAMES = 1
     old = make_version(user, "evolving")
     new = services.add_version(user, old.bot, upload(zipped_folder(BOTS / "random"), "r.zip"))
-    services.check_version(new.pk)
+    checks.check_version(new.pk)
     old.refresh_from_db()
     new.refresh_from_db()
     assert (old.status, new.status) == (V.RETIRED, V.ACTIVE)
@@ -238,7 +241,7 @@ def test_a_rejected_new_version_leaves_the_old_one_active(user: Any) -> None:
     bad = services.add_version(
         user, old.bot, upload(packed(TEST_BOTS / "protocol" / "illegal_move"), "b.tar.gz")
     )
-    services.check_version(bad.pk)
+    checks.check_version(bad.pk)
     old.refresh_from_db()
     bad.refresh_from_db()
     assert (old.status, bad.status) == (V.ACTIVE, V.REJECTED)
@@ -252,14 +255,80 @@ def test_the_sweeper_requeues_a_check_whose_worker_died(
 
     from django.utils import timezone
 
-    from arena.games import services as games
-
     v = submit(user, "slowpoke", zipped_folder(BOTS / "random"), "r.zip")
     BotVersion.objects.filter(pk=v.pk).update(
         status=V.CHECKING, check_attempts=1, heartbeat_at=timezone.now() - timedelta(hours=1)
     )
     with django_capture_on_commit_callbacks() as sent:
-        report = games.sweep()
+        report = sweeper.sweep()
     assert report.checks_requeued == [v.pk]
     assert BotVersion.objects.get(pk=v.pk).status == V.PENDING
     assert len(sent) == 1
+
+
+# ----------------------------------------------------------------------------- the machine fails
+
+
+def _sandbox_breaks(monkeypatch: Any) -> None:
+    def launch(self: Any, *args: Any, **kwargs: Any) -> Any:
+        raise SandboxUnavailable("the sandbox's state folder cannot be reached")
+
+    monkeypatch.setattr(Sandbox, "launch", launch)
+
+
+@pytest.mark.django_db
+def test_a_check_the_machine_cannot_run_waits_and_is_never_a_rejection(
+    user: Any, monkeypatch: Any, settings: Any, caplog: Any
+) -> None:
+    settings.MATCH_MAX_ATTEMPTS = 2
+    v = submit(user, "patient", zipped_folder(BOTS / "random"), "p.zip")
+    _sandbox_breaks(monkeypatch)
+    with pytest.raises(InfrastructureError):
+        checks.check_version(v.pk)
+    v.refresh_from_db()
+    assert v.status == V.PENDING and v.check_attempts == 1  # queued again
+    with pytest.raises(InfrastructureError):
+        checks.check_version(v.pk)
+    v.refresh_from_db()
+    assert v.status == V.HELD and "could not run the check" in v.reason
+    assert "SandboxUnavailable" in v.reason
+    assert any("held until an operator" in r.getMessage() for r in caplog.records)
+    assert checks.check_version(v.pk) == "not pending"  # the task's retry does nothing
+    # Mended: the operator checks it again, and it passes.
+    monkeypatch.undo()
+    assert services.recheck([v.pk]) == 1
+    assert checks.check_version(v.pk) == "active"
+
+
+@pytest.mark.django_db
+def test_a_defect_during_a_check_puts_the_version_back_instead_of_stranding_it(
+    user: Any, monkeypatch: Any
+) -> None:
+    from arena.games import runner
+
+    v = submit(user, "unlucky", zipped_folder(BOTS / "random"), "u.zip")
+
+    def broken(version: Any) -> Any:
+        raise UnicodeEncodeError("utf-8", "\udce9", 0, 1, "surrogates not allowed")
+
+    monkeypatch.setattr(runner, "load_spec", broken)
+    with pytest.raises(InfrastructureError):
+        checks.check_version(v.pk)
+    v.refresh_from_db()
+    assert v.status == V.PENDING and v.reason == ""
+
+
+@pytest.mark.django_db
+def test_the_sweeper_holds_a_check_whose_workers_keep_dying(user: Any, settings: Any) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    settings.MATCH_MAX_ATTEMPTS = 1
+    v = submit(user, "jinxed", zipped_folder(BOTS / "random"), "j.zip")
+    BotVersion.objects.filter(pk=v.pk).update(
+        status=V.CHECKING, check_attempts=1, heartbeat_at=timezone.now() - timedelta(hours=1)
+    )
+    report = sweeper.sweep()
+    assert report.checks_held == [v.pk]
+    assert BotVersion.objects.get(pk=v.pk).status == V.HELD

@@ -7,10 +7,9 @@ import inspect
 
 from django.conf import settings
 
-from arena import celery_app
+from arena import celery_app, worker
 from arena.bots import services as bots
-from arena.bots import tasks as bot_tasks
-from arena.games import runner, tasks
+from arena.games import tasks
 from arena.tournaments.services import MAX_GAMES_PER_PAIR, check_time_control
 
 
@@ -18,7 +17,7 @@ def test_tasks_are_acknowledged_late_one_at_a_time() -> None:
     assert celery_app.conf.task_acks_late is True
     assert celery_app.conf.task_reject_on_worker_lost is True
     assert celery_app.conf.worker_prefetch_multiplier == 1
-    for task in (tasks.play_match, bot_tasks.check_version, tasks.sweep):
+    for task in (tasks.play_match, tasks.check_version, tasks.sweep):
         assert task.acks_late is True
 
 
@@ -27,8 +26,8 @@ def test_every_hard_time_limit_is_below_the_visibility_timeout() -> None:
     if settings.REDIS_URL:
         assert celery_app.conf.broker_transport_options["visibility_timeout"] == visibility
     for tc in {settings.LADDER_TIME_CONTROL, settings.QUALIFICATION_TIME_CONTROL}:
-        soft, hard = runner.time_limits(tc)
-        assert runner.budget_seconds(tc) <= soft < hard < visibility
+        soft, hard = worker.time_limits(tc)
+        assert worker.budget_seconds(tc) <= soft < hard < visibility
     soft, hard = bots.check_budget()
     assert soft < hard < visibility
 
@@ -40,7 +39,7 @@ def test_tournament_time_controls_are_capped_by_the_visibility_timeout() -> None
 
     longest = "600+5"
     check_time_control(longest)
-    assert runner.time_limits(longest)[1] < settings.CELERY_VISIBILITY_TIMEOUT
+    assert worker.time_limits(longest)[1] < settings.CELERY_VISIBILITY_TIMEOUT
     with pytest.raises(TournamentError, match="too long"):
         check_time_control("7200+30")
     assert MAX_GAMES_PER_PAIR >= 2
@@ -59,6 +58,6 @@ def test_the_beat_schedule_names_real_tasks() -> None:
 
 
 def test_tasks_take_ids_only() -> None:
-    for task in (tasks.play_match, bot_tasks.check_version):
+    for task in (tasks.play_match, tasks.check_version):
         params = list(inspect.signature(task.run).parameters)
         assert params[-1].endswith("_id"), params

@@ -26,8 +26,7 @@ from rest_framework.test import APIClient
 import engine
 from arena.bots import services as bots
 from arena.bots.models import BotVersion
-from arena.games import services as games
-from arena.games import tasks
+from arena.games import ladder, tasks
 from arena.games.models import Match, MatchRecord, Rating
 from tests.arena.conftest import BOTS, QUEUE, zipped_folder
 
@@ -135,7 +134,7 @@ def test_upload_check_rate_and_download_through_a_real_worker(
     assert mine.report[-1].startswith("passed")
 
     # The ladder schedules a match; the worker plays it.
-    (match,) = games.schedule_variant("blitz", depth=1)
+    (match,) = ladder.schedule_variant("blitz", depth=1)
     wait_for(
         "the ladder match",
         lambda: Match.objects.get(pk=match.pk).status in ("finished", "aborted"),

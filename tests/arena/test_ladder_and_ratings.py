@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from arena.games import ratings, services
+from arena.games import ladder, ratings, services
 from arena.games.models import Match, PairStats, Rating, RatingPoint, RatingState
 from tests.arena.conftest import make_version
 from tests.arena.test_matches import fake_result
@@ -36,13 +36,13 @@ def test_the_ladder_keeps_a_bounded_number_of_matches_in_flight(
     settings.LADDER_QUEUE_DEPTH = 3
     make_version(user, "a")
     make_version(user, "b")
-    created = services.schedule_ladder(random.Random(1))
+    created = ladder.schedule_ladder(random.Random(1))
     assert len(created) == 6
     assert {m.variant for m in created} == {"yinsh", "blitz"}
     assert all(m.status == S.QUEUED and m.kind == Match.Kind.LADDER for m in created)
-    assert services.schedule_ladder(random.Random(2)) == []  # full: nothing more
+    assert ladder.schedule_ladder(random.Random(2)) == []  # full: nothing more
     play_out(created[0], "white")
-    assert len(services.schedule_ladder(random.Random(3))) == 1  # one slot freed
+    assert len(ladder.schedule_ladder(random.Random(3))) == 1  # one slot freed
 
 
 @pytest.mark.django_db
@@ -51,7 +51,7 @@ def test_the_ladder_needs_two_active_versions(user: Any, settings: Any) -> None:
     make_version(user, "only")
     make_version(user, "rejected", status="rejected")
     make_version(user, "pending", status="pending")
-    assert services.schedule_ladder() == []
+    assert ladder.schedule_ladder() == []
 
 
 @pytest.mark.django_db
@@ -63,7 +63,7 @@ def test_the_ladder_prefers_the_version_with_the_fewest_games(user: Any) -> None
     rate(veteran_b, "yinsh", 1010, 500)
     for seed in range(5):
         Match.objects.all().delete()
-        (m,) = services.schedule_variant("yinsh", rng=random.Random(seed), depth=1)
+        (m,) = ladder.schedule_variant("yinsh", rng=random.Random(seed), depth=1)
         assert newcomer.pk in (m.white_id, m.black_id)
 
 
@@ -77,7 +77,7 @@ def test_the_ladder_pairs_close_ratings(user: Any) -> None:
     rate(far, "yinsh", 2400, 20)
     for seed in range(5):
         Match.objects.all().delete()
-        (m,) = services.schedule_variant("yinsh", rng=random.Random(seed), depth=1)
+        (m,) = ladder.schedule_variant("yinsh", rng=random.Random(seed), depth=1)
         assert {m.white_id, m.black_id} == {a.pk, near.pk}
 
 
@@ -87,7 +87,7 @@ def test_the_ladder_alternates_colours_within_a_pair(user: Any) -> None:
     b = make_version(user, "b")
     colours = []
     for seed in range(6):
-        (m,) = services.schedule_variant("yinsh", rng=random.Random(seed), depth=1)
+        (m,) = ladder.schedule_variant("yinsh", rng=random.Random(seed), depth=1)
         colours.append((m.white_id, m.black_id))
         play_out(m, "draw")
     assert colours.count((a.pk, b.pk)) == 3 and colours.count((b.pk, a.pk)) == 3
@@ -101,7 +101,7 @@ def test_the_ladder_avoids_two_versions_of_one_bot_when_others_exist(user: Any) 
     # retired one made active on another bot... instead check the plain case: other bots win.
     other = make_version(user, "other")
     third = make_version(user, "third")
-    made = services.schedule_variant("yinsh", rng=random.Random(0), depth=3)
+    made = ladder.schedule_variant("yinsh", rng=random.Random(0), depth=3)
     for m in made:
         assert m.white_id != m.black_id
     assert {old.pk, other.pk, third.pk} >= {m.white_id for m in made}

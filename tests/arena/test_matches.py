@@ -7,13 +7,18 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from celery.exceptions import SoftTimeLimitExceeded
 from django.db import IntegrityError, connections, transaction
 from django.utils import timezone
 
 import engine
-from arena.games import runner, services
+from arena import worker
+from arena.bots.unpack import StoredFileError
+from arena.games import services, sweeper
 from arena.games.models import Match, MatchRecord, PairStats, RatingState
+from arena.referee.cgroups import CgroupError
 from arena.referee.match import GameResult
+from arena.referee.sandbox import Sandbox, SandboxUnavailable, SlotsExhausted
 from tests.arena.conftest import make_version
 
 S = Match.Status
@@ -238,7 +243,7 @@ def test_the_sweeper_requeues_a_match_whose_worker_died(
     services.claim(fresh.pk)
     Match.objects.filter(pk=m.pk).update(heartbeat_at=timezone.now() - timedelta(minutes=5))
     with django_capture_on_commit_callbacks() as sent:
-        report = services.sweep()
+        report = sweeper.sweep()
     assert report.requeued == [m.pk]
     assert Match.objects.get(pk=m.pk).status == S.QUEUED
     assert Match.objects.get(pk=fresh.pk).status == S.RUNNING
@@ -253,7 +258,7 @@ def test_the_sweeper_aborts_a_match_after_too_many_attempts(
     m = queued_match(*pair)
     services.claim(m.pk)
     Match.objects.filter(pk=m.pk).update(heartbeat_at=timezone.now() - timedelta(minutes=5))
-    report = services.sweep()
+    report = sweeper.sweep()
     assert report.aborted == [m.pk]
     m.refresh_from_db()
     assert m.status == S.ABORTED and "heartbeat lost" in m.reason
@@ -267,11 +272,11 @@ def test_the_sweeper_resends_a_queued_match_nobody_claimed(
     old = queued_match(*pair, queued_at=timezone.now() - timedelta(hours=2))
     queued_match(*pair)
     with django_capture_on_commit_callbacks() as sent:
-        report = services.sweep()
+        report = sweeper.sweep()
     assert report.resent == [old.pk]
     assert len(sent) == 1
     # Resent once: the next sweep leaves it alone.
-    assert services.sweep().resent == []
+    assert sweeper.sweep().resent == []
 
 
 @pytest.mark.django_db
@@ -279,7 +284,7 @@ def test_a_late_result_after_the_sweeper_requeued_is_discarded(pair: tuple[Any, 
     m = queued_match(*pair)
     attempt = services.claim(m.pk)
     Match.objects.filter(pk=m.pk).update(heartbeat_at=timezone.now() - timedelta(minutes=5))
-    services.sweep()
+    sweeper.sweep()
     assert not services.beat(m.pk, attempt)  # the slow worker learns it lost the match
     assert not services.finish(m.pk, attempt, fake_result())
     assert not PairStats.objects.exists()
@@ -291,7 +296,7 @@ def test_a_late_result_after_the_sweeper_requeued_is_discarded(pair: tuple[Any, 
 @pytest.mark.django_db
 def test_play_runs_a_real_game_and_stores_the_referees_record(pair: tuple[Any, Any]) -> None:
     m = queued_match(*pair, variant="blitz")
-    assert services.play(m.pk, worker="test") == "finished"
+    assert services.play(m.pk, worker_name="test") == "finished"
     m.refresh_from_db()
     assert m.status == S.FINISHED and m.result in ("white", "black", "draw")
     data = MatchRecord.objects.get(match=m)
@@ -305,8 +310,87 @@ def test_play_runs_a_real_game_and_stores_the_referees_record(pair: tuple[Any, A
 
 
 def test_budgets_grow_with_the_time_control() -> None:
-    small = runner.budget_seconds("1+0")
-    big = runner.budget_seconds("60+1")
+    small = worker.budget_seconds("1+0")
+    big = worker.budget_seconds("60+1")
     assert small < big
-    soft, hard = runner.time_limits("60+1")
+    soft, hard = worker.time_limits("60+1")
     assert soft >= big and hard > soft
+
+
+# ----------------------------------------------------------------------------- the machine fails
+
+
+def _raise_on_launch(monkeypatch: Any, error: BaseException) -> None:
+    """Every bot launch fails with ``error``, as a broken host would make it fail."""
+
+    def launch(self: Any, *args: Any, **kwargs: Any) -> Any:
+        raise error
+
+    monkeypatch.setattr(Sandbox, "launch", launch)
+
+
+INFRASTRUCTURE_FAILURES = [
+    SandboxUnavailable("bubblewrap is gone"),
+    SlotsExhausted("all 64 bot slots are in use"),
+    CgroupError("cannot write memory.limit_in_bytes"),
+    StoredFileError("the stored upload is missing"),
+    OSError(28, "No space left on device"),
+]
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("error", INFRASTRUCTURE_FAILURES, ids=lambda e: type(e).__name__)
+def test_a_launch_that_the_machine_fails_releases_the_match_for_a_retry(
+    pair: tuple[Any, Any], monkeypatch: Any, error: BaseException
+) -> None:
+    m = queued_match(*pair)
+    _raise_on_launch(monkeypatch, error)
+    with pytest.raises(worker.InfrastructureError):
+        services.play(m.pk, worker_name="test")
+    m.refresh_from_db()
+    assert m.status == S.QUEUED and m.attempts == 1 and m.result == ""
+    assert m.reason.startswith("infrastructure failure")
+    assert type(error).__name__ in m.reason or "No space left" in m.reason
+    assert not MatchRecord.objects.exists() and not PairStats.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_match_the_machine_keeps_failing_is_aborted_and_not_counted(
+    pair: tuple[Any, Any], monkeypatch: Any, settings: Any
+) -> None:
+    settings.MATCH_MAX_ATTEMPTS = 2
+    m = queued_match(*pair)
+    _raise_on_launch(monkeypatch, SlotsExhausted("all bot slots are in use"))
+    for _ in range(2):
+        with pytest.raises(worker.InfrastructureError):
+            services.play(m.pk)
+    m.refresh_from_db()
+    assert m.status == S.ABORTED and m.fault == "" and m.result == ""
+    assert "gave up after 2 attempts" in m.reason and "SlotsExhausted" in m.reason
+    assert not PairStats.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_match_over_its_time_budget_is_released_not_blamed(
+    pair: tuple[Any, Any], monkeypatch: Any
+) -> None:
+    """The soft time limit means the machine was too slow (the clocks bound the bots): the
+    match is played again, like any other failure of the machine."""
+    m = queued_match(*pair)
+    _raise_on_launch(monkeypatch, SoftTimeLimitExceeded())
+    with pytest.raises(worker.InfrastructureError):
+        services.play(m.pk)
+    m.refresh_from_db()
+    assert m.status == S.QUEUED and "time budget" in m.reason and m.fault == ""
+
+
+@pytest.mark.django_db
+def test_an_unexpected_error_releases_the_match_instead_of_stranding_it(
+    pair: tuple[Any, Any], monkeypatch: Any
+) -> None:
+    m = queued_match(*pair)
+    _raise_on_launch(monkeypatch, KeyError("a defect of ours"))
+    with pytest.raises(worker.InfrastructureError):
+        services.play(m.pk)
+    m.refresh_from_db()
+    assert m.status == S.QUEUED and "internal error (KeyError)" in m.reason

@@ -1,0 +1,197 @@
+"""The check of an uploaded bot version and its qualification, in one place.
+
+A worker runs :func:`check_version` (the ``check_version`` task): it claims the PENDING
+version, unpacks it safely, runs the protocol conformance check, then plays the qualification
+games against the rating anchor (the built-in ``random`` bot). The verdict and the
+qualification games, stored as finished rated matches, are written in one transaction guarded
+by the claim. The version's state transitions are :mod:`arena.bots.services`'; the matches'
+are :mod:`arena.games.services`'.
+
+What the bot did decides the verdict; what the machine did never does (see
+:mod:`arena.worker`): the version is queued again, and held for an operator once out of
+attempts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from threading import Event
+
+from django.conf import settings
+from django.db import transaction
+
+from arena import worker
+from arena.bots import services as bots
+from arena.bots.models import BotVersion
+from arena.bots.unpack import UnpackError
+from arena.games import runner
+from arena.games.ratings import anchor_version_id
+from arena.games.services import record_qualification
+from arena.referee.bots import BotSpec
+from arena.referee.checkbot import check_bot
+from arena.referee.match import GameResult, TimeControl
+
+V = BotVersion.Status
+
+#: A qualification game: (white, black, what happened).
+Game = tuple[BotVersion, BotVersion, GameResult]
+
+
+@dataclass
+class _Outcome:
+    verdict: bots.Verdict
+    games: list[Game] = field(default_factory=list)
+
+
+def check_version(version_id: int) -> str:
+    """Claim a pending version and check it. Returns what happened: "active", "rejected",
+    "not pending" or "lost its claim".
+
+    Raises :class:`~arena.worker.InfrastructureError` after putting the version back when
+    the failure was not the bot's.
+    """
+    attempt = bots.claim_check(version_id)
+    if attempt is None:
+        return "not pending"
+    version = BotVersion.objects.select_related("bot").get(pk=version_id)
+
+    def give_back(reason: str) -> None:
+        bots.requeue_check(version_id, attempt, reason)
+
+    with (
+        worker.claimed(give_back, f"check of version {version_id}"),
+        worker.Heartbeat(
+            lambda: bots.beat_check(version_id, attempt), settings.MATCH_HEARTBEAT_S
+        ) as hb,
+    ):
+        outcome = _run(version, hb.cancel)
+    if outcome is None:
+        return "lost its claim"
+    if worker.retrying(lambda: _close(version_id, attempt, outcome)):
+        return "active" if outcome.verdict.accepted else "rejected"
+    return "lost its claim"
+
+
+def _close(version_id: int, attempt: int, outcome: _Outcome) -> bool:
+    with transaction.atomic():
+        version = bots.close_check(version_id, attempt, outcome.verdict)
+        if version is None:
+            return False
+        if outcome.verdict.accepted:
+            record_qualification(version, outcome.games)
+    return True
+
+
+def _qualification_opponent(version: BotVersion) -> BotVersion | None:
+    """The anchor bot's version the new version plays (None: play itself)."""
+    anchor = anchor_version_id()
+    if anchor is None or anchor == version.pk:
+        others = BotVersion.objects.filter(
+            bot__name=settings.RATING_ANCHOR_BOT, bot__trusted=True, status=V.ACTIVE
+        ).exclude(pk=version.pk)
+        return others.select_related("bot").first()
+    return BotVersion.objects.select_related("bot").get(pk=anchor)
+
+
+def _declared(spec: BotSpec | None) -> dict[str, str]:
+    if spec is None:
+        return {}
+    return {
+        "declared_name": spec.name,
+        "declared_version": spec.version,
+        "command": " ".join(spec.command),
+    }
+
+
+def _rejected(
+    lines: list[str],
+    reason: str,
+    spec: BotSpec | None,
+    *,
+    transcript: dict[str, object] | None = None,
+    stderr_tail: str = "",
+) -> _Outcome:
+    return _Outcome(
+        bots.Verdict(
+            False,
+            lines,
+            reason=reason,
+            transcript=transcript,
+            stderr_tail=stderr_tail,
+            **_declared(spec),
+        )
+    )
+
+
+def _run(version: BotVersion, cancel: Event) -> _Outcome | None:
+    """Unpack, check the protocol, play the qualification games. None when cancelled."""
+    lines: list[str] = []
+    try:
+        spec = runner.load_spec(version)
+    except UnpackError as e:
+        reason = f"the upload cannot be used: {e}"
+        return _rejected([reason], reason, None)
+    lines.append(f"unpacked: {spec.name} (command: {' '.join(spec.command)})")
+    report = check_bot(
+        spec,
+        referee=runner.referee(),
+        variant="yinsh",
+        games=settings.CHECK_GAMES,
+        time=TimeControl.parse(settings.CHECK_TIME_CONTROL),
+    )
+    lines += list(report.lines)
+    if not report.ok:
+        failing = [line[4:].strip() for line in report.lines if line.startswith("FAIL")]
+        reason = "the protocol check failed" + (f": {failing[0]}" if failing else "")
+        return _rejected(
+            lines, reason, spec, transcript=report.transcript, stderr_tail=report.stderr_tail
+        )
+    opponent = _qualification_opponent(version)
+    opponent_spec = runner.load_spec(opponent) if opponent is not None else spec
+    opponent_label = opponent.label if opponent is not None else version.label
+    games: list[Game] = []
+    variants = settings.LADDER_VARIANTS or ["yinsh"]
+    referee = runner.referee()
+    for i in range(settings.QUALIFICATION_GAMES):
+        variant = variants[i % len(variants)]
+        mine = "white" if i % 2 == 0 else "black"
+        pair = (spec, opponent_spec) if mine == "white" else (opponent_spec, spec)
+        labels = (
+            (version.label, opponent_label) if mine == "white" else (opponent_label, version.label)
+        )
+        config = runner.game_config(
+            variant=variant,
+            white=pair[0],
+            black=pair[1],
+            white_label=labels[0],
+            black_label=labels[1],
+            time_control=settings.QUALIFICATION_TIME_CONTROL,
+            seed=version.pk * 100 + i,
+            event=f"{settings.SITE_NAME} qualification",
+        )
+        result = referee.play(config, cancel=cancel)
+        if result.aborted:
+            if cancel.is_set():
+                return None
+            raise worker.InfrastructureError(
+                f"qualification game {i + 1} was aborted: {result.reason}"
+            )
+        lines.append(
+            f"qualification game {i + 1} ({variant}, as {mine}, against {opponent_label}): "
+            f"{result.outcome.result.score}, {result.reason}"
+        )
+        if result.fault == mine:
+            player = result.transcript.get("players", {}).get(mine, {})
+            return _rejected(
+                lines,
+                f"qualification game {i + 1} lost by {result.outcome.termination.value}: "
+                f"{result.reason}",
+                spec,
+                transcript=result.transcript,
+                stderr_tail=str(player.get("stderr_tail", "")),
+            )
+        me = version
+        other = opponent or version
+        games.append((me, other, result) if mine == "white" else (other, me, result))
+    lines.append("passed: the version is active and will be rated")
+    return _Outcome(bots.Verdict(True, lines, **_declared(spec)), games)

@@ -1,0 +1,19 @@
+"""The games app's answers to what the bots app announces (:mod:`arena.bots.signals`).
+
+Connected in :meth:`arena.games.apps.GamesConfig.ready`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from arena.games.models import Match
+
+
+def cancel_ladder_matches(sender: Any, *, version_ids: list[int], **kwargs: Any) -> None:
+    """A withdrawn bot's ladder matches that have not started are cancelled."""
+    waiting = Match.objects.filter(
+        kind=Match.Kind.LADDER, status__in=[Match.Status.PENDING, Match.Status.QUEUED]
+    )
+    waiting.filter(white__in=version_ids).update(status=Match.Status.CANCELLED)
+    waiting.filter(black__in=version_ids).update(status=Match.Status.CANCELLED)

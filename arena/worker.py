@@ -1,0 +1,220 @@
+"""What every worker task needs, in one leaf module: the failure policy, database-write retries,
+heartbeats, time limits, and sending a task by name after the transaction commits.
+
+It imports nothing of the apps (only Django, Celery and the referee), so every app may use it
+and services never import their tasks.
+
+The failure policy, in one place:
+
+* What a bot did (crash, timeout, illegal move, sandbox violation) is a game result: the
+  referee returns it and it is counted once.
+* What the machine did derives from :class:`InfrastructureError` (the sandbox, the cgroups,
+  the bot store, the referee's own start-up). A service that holds a claim catches it in
+  :func:`claimed`, gives the claim back (the match or the check is queued again, until it has
+  had ``MATCH_MAX_ATTEMPTS`` tries) and raises it on; the task's wrapper :func:`run` retries
+  the task after a growing pause. The same holds for the task's soft time limit (the work
+  took longer than its budget, which the clocks bound: the machine was too slow or stuck) and
+  for an unexpected exception (a defect of ours, never the bot's).
+* A database that is briefly away (:class:`~django.db.OperationalError`) is retried a few
+  times by the task, and by :func:`retrying` for the write that keeps a finished result.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
+from types import TracebackType
+from typing import Any, TypeVar
+
+from celery import current_app
+from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
+from django.db import DatabaseError, OperationalError, connections, transaction
+
+from arena.referee.errors import InfrastructureError
+from arena.referee.match import TimeControl
+
+__all__ = [
+    "CHECK_VERSION",
+    "PLAY_MATCH",
+    "Heartbeat",
+    "InfrastructureError",
+    "budget_seconds",
+    "claimed",
+    "retrying",
+    "run",
+    "send_after_commit",
+    "time_limits",
+]
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+#: The tasks services send, by name (so that no service imports a tasks module).
+PLAY_MATCH = "arena.games.tasks.play_match"
+CHECK_VERSION = "arena.games.tasks.check_version"
+
+#: Seconds each bot may take to start (answer ``hello``) and to exit after ``end``.
+STARTUP_S = 10.0
+END_GRACE_S = 1.0
+#: The referee's allowance per request (not charged to the bot's clock).
+MOVE_OVERHEAD_MS = 50
+#: Retries of a task whose database was away; then the sweeper takes over.
+DATABASE_RETRIES = 5
+
+
+# ----------------------------------------------------------------------------- time limits
+
+
+def budget_seconds(time_control: str, *, games: int = 1) -> float:
+    """The most wall time ``games`` games at this time control can take, with start-up and
+    shut-down, given the move cap ``MATCH_MAX_ACTIONS``: what a task's soft time limit is.
+
+    >>> round(budget_seconds("10+0.1"))
+    142
+    """
+    tc = TimeControl.parse(time_control)
+    actions = settings.MATCH_MAX_ACTIONS
+    per_game = (
+        2 * tc.initial_ms / 1000
+        + actions * (tc.increment_ms + MOVE_OVERHEAD_MS) / 1000
+        + 2 * (STARTUP_S + END_GRACE_S)
+        + 10.0  # unpacking, database writes
+    )
+    return per_game * games
+
+
+def time_limits(time_control: str, *, games: int = 1) -> tuple[int, int]:
+    """A task's (soft, hard) time limits in seconds: the budget, and a little above it."""
+    soft = int(budget_seconds(time_control, games=games)) + 1
+    return soft, soft + 30
+
+
+# ----------------------------------------------------------------------------- sending
+
+
+def send_after_commit(name: str, args: tuple[Any, ...], *, soft: int, hard: int) -> None:
+    """Send the task called ``name`` once the current transaction commits (at once outside
+    one), with these soft and hard time limits.
+
+    If the broker cannot be reached the error is logged (``robust``) and the sweeper sends
+    the task again later: the claims make a duplicate harmless.
+    """
+
+    def send() -> None:
+        current_app.send_task(name, args=args, soft_time_limit=soft, time_limit=hard)
+
+    transaction.on_commit(send, robust=True)
+
+
+# ----------------------------------------------------------------------------- the policy
+
+
+@contextlib.contextmanager
+def claimed(give_back: Callable[[str], object], what: str) -> Iterator[None]:
+    """Run the work of one claim; if the machine fails under it, give the claim back.
+
+    ``give_back(reason)`` puts the work back in the queue (or gives up on it once out of
+    attempts). Infrastructure errors, the task's soft time limit, and unexpected exceptions
+    (our defects) all give the claim back and raise :class:`InfrastructureError`, which
+    :func:`run` retries. Nothing here is ever counted against a bot.
+    """
+    try:
+        yield
+    except InfrastructureError as e:
+        reason = f"{type(e).__name__}: {e}"
+        log.warning("%s: the infrastructure failed: %s", what, reason)
+        give_back(reason)
+        raise
+    except SoftTimeLimitExceeded as e:
+        reason = "the work went over its time budget"
+        log.warning("%s: %s", what, reason)
+        give_back(reason)
+        raise InfrastructureError(reason) from e
+    except DatabaseError:
+        raise  # the claim's own writes failed: the task retries, then the sweeper recovers
+    except Exception as e:
+        reason = f"an internal error ({type(e).__name__})"
+        log.exception("%s: %s", what, reason)
+        give_back(reason)
+        raise InfrastructureError(f"{reason}: {e}") from e
+
+
+def run(task: Any, work: Callable[[], T]) -> T:
+    """Run a task's work; retry the task after an infrastructure failure or a database that is
+    away, with a growing pause (10 s, 20 s, ... at most 5 minutes).
+
+    The one place a task catches failures. A service has already given its claim back (see
+    :func:`claimed`), so a retry that finds the work taken, finished or given up is a no-op.
+    """
+    try:
+        return work()
+    except (InfrastructureError, OperationalError) as e:
+        retries = int(task.request.retries or 0)
+        if isinstance(e, OperationalError) and retries >= DATABASE_RETRIES:
+            raise
+        raise task.retry(exc=e, countdown=min(300, 10 * 2**retries)) from e
+
+
+def retrying(write: Callable[[], T], tries: int = 5) -> T:
+    """Run a database write, trying again a few times if the database is briefly away (a game
+    already played is worth a few seconds' wait)."""
+    for i in range(tries):
+        try:
+            return write()
+        except OperationalError:
+            if i == tries - 1:
+                raise
+            time.sleep(0.5 * 2**i)
+    raise AssertionError("unreachable")
+
+
+# ----------------------------------------------------------------------------- heartbeat
+
+
+class Heartbeat:
+    """A thread that calls ``beat()`` every ``interval`` seconds while a game runs.
+
+    ``beat`` writes the heartbeat and returns whether this worker still owns the work (a
+    guarded ``UPDATE``); when it no longer does (the sweeper gave the match to another worker,
+    or a tournament was cancelled), :attr:`cancel` is set and the referee aborts the game.
+    The thread uses its own database connection and closes it when done.
+    """
+
+    def __init__(self, beat: Callable[[], bool], interval: float) -> None:
+        self.beat = beat
+        self.interval = interval
+        self.cancel = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="heartbeat", daemon=True)
+
+    def __enter__(self) -> Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._stop.set()
+        self._thread.join(timeout=30)
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.wait(self.interval):
+                try:
+                    owned = self.beat()
+                except DatabaseError as e:  # the database is away for a moment: try again
+                    log.warning("heartbeat failed: %s", e)
+                    continue
+                if not owned:
+                    log.info("lost ownership of the work: aborting the game")
+                    self.cancel.set()
+                    return
+        finally:
+            connections.close_all()
