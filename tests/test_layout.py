@@ -53,3 +53,127 @@ def test_engine_type_checks_strictly():
         [sys.executable, "-m", "mypy"], cwd=ROOT, capture_output=True, text=True, timeout=600
     )
     assert run.returncode == 0, run.stdout[-3000:]
+
+
+# ----------------------------------------------------------------------------- dependencies
+
+#: The layers of arena/, bottom first: a module may import from its own layer and the ones
+#: below it, never from one above. Leaf modules (no app imports) sit with the referee.
+LAYERS: list[tuple[str, ...]] = [
+    ("arena.referee", "arena.env", "arena.rating", "arena.replay"),
+    ("arena.worker",),
+    ("arena.bots",),
+    ("arena.games",),
+    ("arena.tournaments",),
+    ("arena.web", "arena.api", "arena.local", "arena.checks", "arena.urls", "arena.wsgi"),
+]
+#: The Django project's own wiring, which names every app by design.
+WIRING = ("arena", "arena.settings", "arena.celery", "arena.broker")
+
+
+def arena_modules() -> dict[str, Path]:
+    modules = {}
+    for path in (ROOT / "arena").rglob("*.py"):
+        if "migrations" in path.parts:
+            continue
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        modules[".".join(parts)] = path
+    return modules
+
+
+def imports_of(path: Path, name: str, known: set[str]) -> set[str]:
+    """Every arena module ``path`` imports, at the top or inside a function alike."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            # "from arena.games import services" names a module; "from x import name" does not.
+            submodules = [f"{base}.{a.name}" for a in node.names if f"{base}.{a.name}" in known]
+            targets = submodules or [base]
+        else:
+            continue
+        for target in targets:
+            while target and target not in known:
+                target = target.rpartition(".")[0]
+            if target:
+                found.add(target)
+    found.discard(name)
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    modules = arena_modules()
+    known = set(modules)
+    return {name: imports_of(path, name, known) for name, path in modules.items()}
+
+
+def layer_of(module: str) -> int | None:
+    for i, prefixes in enumerate(LAYERS):
+        if any(module == p or module.startswith(p + ".") for p in prefixes):
+            return i
+    return None
+
+
+def test_arena_imports_form_no_cycle() -> None:
+    """No module of arena/ reaches itself through imports (those inside functions count)."""
+    graph = import_graph()
+    state: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                cycles.append([*stack[stack.index(nxt) :], nxt])
+            elif nxt not in state:
+                visit(nxt)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)
+    assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
+
+
+def test_apps_import_only_downwards() -> None:
+    """referee <- bots <- games <- tournaments <- the site: a lower layer never imports a
+    higher one; the shared worker pieces import no app."""
+    wrong = []
+    for module, targets in import_graph().items():
+        mine = layer_of(module)
+        if mine is None:
+            assert module in WIRING, f"{module} is in no layer: add it to LAYERS"
+            continue
+        for target in sorted(targets):
+            theirs = layer_of(target)
+            if theirs is not None and theirs > mine:
+                wrong.append(f"{module} imports {target}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_dependency_checks_see_imports_inside_functions(tmp_path: Path) -> None:
+    source = tmp_path / "m.py"
+    source.write_text(
+        "def f():\n"
+        "    from arena.games import services, ratings\n"
+        "    import arena.bots.models\n"
+        "    from arena.bots.models import Bot\n"
+    )
+    known = {"arena.games.services", "arena.games.ratings", "arena.bots.models", "arena.games"}
+    assert imports_of(source, "arena.x.m", known) == {
+        "arena.games.services",
+        "arena.games.ratings",
+        "arena.bots.models",
+    }
