@@ -9,9 +9,9 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from arena.bots import services as bots
-from arena.bots.models import Bot, BotVersion
+from arena.bots.models import NAME_MAX_LENGTH, NAME_RULE, Bot, BotVersion
 from arena.games.models import Match, Rating, RatingPoint, Variant
-from arena.tournaments import services as tournaments
+from arena.tournaments import limits
 from arena.tournaments.models import Tournament
 
 
@@ -106,7 +106,7 @@ class BotSerializer(serializers.ModelSerializer):
 
 
 class BotCreateSerializer(serializers.Serializer):
-    name = serializers.SlugField(max_length=40)
+    name = serializers.SlugField(max_length=NAME_MAX_LENGTH, help_text=NAME_RULE)
     description = serializers.CharField(
         required=False,
         allow_blank=True,
@@ -264,14 +264,18 @@ class TournamentSerializer(serializers.ModelSerializer):
 
 
 class TournamentCreateSerializer(serializers.Serializer):
-    name = serializers.CharField(max_length=100)
+    name = serializers.CharField(max_length=limits.NAME_MAX_LENGTH)
     variant = serializers.ChoiceField(choices=Variant.choices)
-    time_control = serializers.CharField(max_length=20, default="10+0.1")
-    games_per_pair = serializers.IntegerField(min_value=1, max_value=100, default=2)
+    time_control = serializers.CharField(
+        max_length=limits.TIME_CONTROL_MAX_LENGTH, default=limits.DEFAULT_TIME_CONTROL
+    )
+    games_per_pair = serializers.IntegerField(
+        min_value=1, max_value=limits.MAX_GAMES_PER_PAIR, default=limits.DEFAULT_GAMES_PER_PAIR
+    )
     bots = serializers.ListField(
         child=serializers.SlugField(),
-        min_length=2,
-        max_length=tournaments.MAX_ENTRANTS,
+        min_length=limits.MIN_ENTRANTS,
+        max_length=limits.MAX_ENTRANTS,
         help_text="Names of the bots.",
     )
     rated = serializers.BooleanField(default=True)

@@ -12,6 +12,16 @@ from django.db import models
 from django.db.models import Q
 from django.urls import reverse
 
+#: A bot's name: part of its URLs, so it never changes. The one definition of the rule, for
+#: the model, the forms, the API and the error messages.
+NAME_MIN_LENGTH = 2
+NAME_MAX_LENGTH = 40
+NAME_PATTERN = rf"^[a-z0-9][a-z0-9_-]{{{NAME_MIN_LENGTH - 1},{NAME_MAX_LENGTH - 1}}}$"
+NAME_RULE = (
+    f"{NAME_MIN_LENGTH} to {NAME_MAX_LENGTH} characters: lower-case letters, digits, - and _, "
+    "starting with a letter or a digit"
+)
+
 
 class Bot(models.Model):
     class Status(models.TextChoices):
@@ -19,9 +29,9 @@ class Bot(models.Model):
         WITHDRAWN = "withdrawn", "withdrawn"
 
     name = models.SlugField(
-        max_length=40,
+        max_length=NAME_MAX_LENGTH,
         unique=True,
-        help_text="Letters, digits, - and _; part of the bot's URLs, so it cannot change.",
+        help_text=f"{NAME_RULE}; part of the bot's URLs, so it cannot change.",
     )
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, models.PROTECT, related_name="bots")
     description = models.TextField(blank=True, max_length=2000)

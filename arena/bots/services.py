@@ -33,13 +33,13 @@ from django.utils import timezone
 
 from arena import worker
 from arena.bots import store
-from arena.bots.models import Bot, BotVersion
+from arena.bots.models import NAME_PATTERN, NAME_RULE, Bot, BotVersion
 from arena.bots.signals import bot_withdrawn
 from arena.bots.unpack import FILE, TARGZ, UploadError, detect_kind, safe_filename
 
 log = logging.getLogger(__name__)
 V = BotVersion.Status
-NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{1,39}$")
+NAME_RE = re.compile(NAME_PATTERN)
 
 __all__ = [
     "UploadError",
@@ -123,13 +123,9 @@ def store_upload(upload: BinaryIO, filename: str) -> StoredUpload:
 
 
 def validate_name(name: str) -> str:
-    """A bot name: 2 to 40 of a-z, 0-9, - and _, starting with a letter or digit; not one of
-    the built-in bots' names."""
+    """A bot name (:data:`~arena.bots.models.NAME_RULE`), not one of the built-in bots'."""
     if not NAME_RE.match(name or ""):
-        raise UploadError(
-            "a bot name is 2 to 40 characters: lower-case letters, digits, - and _, "
-            "starting with a letter or a digit"
-        )
+        raise UploadError(f"{name!r} cannot be a bot name: a name is {NAME_RULE}")
     if name in settings.BUILTIN_BOTS or name == settings.RATING_ANCHOR_BOT:
         raise UploadError(f"{name!r} is the name of a built-in bot")
     return name

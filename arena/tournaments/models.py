@@ -15,6 +15,7 @@ from django.urls import reverse
 
 from arena.bots.models import BotVersion
 from arena.games.models import Variant
+from arena.tournaments import limits
 
 
 class Tournament(models.Model):
@@ -24,12 +25,12 @@ class Tournament(models.Model):
         FINISHED = "finished", "finished"
         CANCELLED = "cancelled", "cancelled"
 
-    name = models.CharField(max_length=100)
+    name = models.CharField(max_length=limits.NAME_MAX_LENGTH)
     organiser = models.ForeignKey(
         settings.AUTH_USER_MODEL, models.PROTECT, related_name="tournaments"
     )
     variant = models.CharField(max_length=10, choices=Variant.choices)
-    time_control = models.CharField(max_length=20)
+    time_control = models.CharField(max_length=limits.TIME_CONTROL_MAX_LENGTH)
     games_per_pair = models.PositiveIntegerField()
     rated = models.BooleanField(default=True)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.RUNNING)

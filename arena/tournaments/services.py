@@ -29,13 +29,12 @@ from arena.bots.models import Bot, BotVersion
 from arena.games.models import Match, MatchRecord, Variant
 from arena.games.services import queue_pending
 from arena.referee.match import TimeControl
+from arena.tournaments import limits
 from arena.tournaments.models import Entry, Tournament
 
 M = Match.Status
 TS = Tournament.Status
 _OPEN_MATCHES = (M.PENDING, M.QUEUED, M.RUNNING)
-MAX_ENTRANTS = 64
-MAX_GAMES_PER_PAIR = 100
 
 
 class TournamentError(ValueError):
@@ -129,13 +128,15 @@ def create(
     if variant not in Variant.values:
         raise TournamentError(f"unknown variant {variant!r}")
     tc = check_time_control(time_control)
-    if not 1 <= games_per_pair <= MAX_GAMES_PER_PAIR:
-        raise TournamentError(f"games per pairing must be 1 to {MAX_GAMES_PER_PAIR}")
+    if not 1 <= games_per_pair <= limits.MAX_GAMES_PER_PAIR:
+        raise TournamentError(f"games per pairing must be 1 to {limits.MAX_GAMES_PER_PAIR}")
     if not name.strip():
         raise TournamentError("a tournament needs a name")
     unique = list(dict.fromkeys(bots))
-    if not 2 <= len(unique) <= MAX_ENTRANTS:
-        raise TournamentError(f"a tournament needs 2 to {MAX_ENTRANTS} bots")
+    if not limits.MIN_ENTRANTS <= len(unique) <= limits.MAX_ENTRANTS:
+        raise TournamentError(
+            f"a tournament needs {limits.MIN_ENTRANTS} to {limits.MAX_ENTRANTS} bots"
+        )
     versions = {
         v.bot_id: v
         for v in BotVersion.objects.filter(
@@ -148,7 +149,7 @@ def create(
     rng = random.Random()
     with transaction.atomic():
         t = Tournament.objects.create(
-            name=name.strip()[:100],
+            name=name.strip()[: limits.NAME_MAX_LENGTH],
             organiser=organiser,
             variant=variant,
             time_control=tc,

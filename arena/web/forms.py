@@ -8,8 +8,9 @@ from django import forms
 from django.conf import settings
 from django.contrib.auth.forms import UserCreationForm
 
-from arena.bots.models import Bot, BotVersion
+from arena.bots.models import NAME_MAX_LENGTH, NAME_RULE, Bot, BotVersion
 from arena.games.models import Variant
+from arena.tournaments import limits
 
 
 class SignUpForm(UserCreationForm):
@@ -31,8 +32,8 @@ class BotFileField(forms.FileField):
 
 class BotUploadForm(forms.Form):
     name = forms.SlugField(
-        max_length=40,
-        help_text="2 to 40 lower-case letters, digits, - and _. It cannot be changed later.",
+        max_length=NAME_MAX_LENGTH,
+        help_text=f"{NAME_RULE}. It cannot be changed later.",
     )
     description = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 3}),
@@ -59,17 +60,17 @@ class BotChoiceField(forms.ModelMultipleChoiceField):
 
 
 class TournamentForm(forms.Form):
-    name = forms.CharField(max_length=100)
+    name = forms.CharField(max_length=limits.NAME_MAX_LENGTH)
     variant = forms.ChoiceField(choices=Variant.choices)
     time_control = forms.CharField(
-        initial="10+0.1",
-        max_length=20,
+        initial=limits.DEFAULT_TIME_CONTROL,
+        max_length=limits.TIME_CONTROL_MAX_LENGTH,
         help_text='Seconds per game and increment per turn, e.g. "60+1" or "10+0.1".',
     )
     games_per_pair = forms.IntegerField(
         min_value=1,
-        max_value=100,
-        initial=2,
+        max_value=limits.MAX_GAMES_PER_PAIR,
+        initial=limits.DEFAULT_GAMES_PER_PAIR,
         help_text="An even number gives each bot of a pair white equally often.",
     )
     bots = BotChoiceField(

@@ -10,7 +10,8 @@ from django.conf import settings
 from arena import celery_app, worker
 from arena.bots import services as bots
 from arena.games import tasks
-from arena.tournaments.services import MAX_GAMES_PER_PAIR, check_time_control
+from arena.tournaments.limits import MAX_GAMES_PER_PAIR
+from arena.tournaments.services import check_time_control
 
 
 def test_tasks_are_acknowledged_late_one_at_a_time() -> None:

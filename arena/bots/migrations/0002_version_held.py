@@ -4,23 +4,38 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('bots', '0001_initial'),
+        ("bots", "0001_initial"),
     ]
 
     operations = [
         migrations.RemoveConstraint(
-            model_name='botversion',
-            name='version_status_valid',
+            model_name="botversion",
+            name="version_status_valid",
         ),
         migrations.AlterField(
-            model_name='botversion',
-            name='status',
-            field=models.CharField(choices=[('pending', 'waiting for its check'), ('checking', 'being checked'), ('active', 'active'), ('retired', 'retired'), ('rejected', 'rejected'), ('held', 'waiting for the arena')], default='pending', max_length=10),
+            model_name="botversion",
+            name="status",
+            field=models.CharField(
+                choices=[
+                    ("pending", "waiting for its check"),
+                    ("checking", "being checked"),
+                    ("active", "active"),
+                    ("retired", "retired"),
+                    ("rejected", "rejected"),
+                    ("held", "waiting for the arena"),
+                ],
+                default="pending",
+                max_length=10,
+            ),
         ),
         migrations.AddConstraint(
-            model_name='botversion',
-            constraint=models.CheckConstraint(condition=models.Q(('status__in', ['pending', 'checking', 'active', 'retired', 'rejected', 'held'])), name='version_status_valid'),
+            model_name="botversion",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("status__in", ["pending", "checking", "active", "retired", "rejected", "held"])
+                ),
+                name="version_status_valid",
+            ),
         ),
     ]

@@ -4,35 +4,76 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('games', '0001_initial'),
+        ("games", "0001_initial"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='match',
-            name='variant',
-            field=models.CharField(choices=[('yinsh', 'YINSH'), ('blitz', 'Blitz YINSH'), ('yangsh', 'Yangsh'), ('yangsh7', 'Yangsh (7 pawns)')], max_length=10),
+            model_name="match",
+            name="variant",
+            field=models.CharField(
+                choices=[
+                    ("yinsh", "YINSH"),
+                    ("blitz", "Blitz YINSH"),
+                    ("yangsh", "Yangsh"),
+                    ("yangsh7", "Yangsh (7 pawns)"),
+                ],
+                max_length=10,
+            ),
         ),
         migrations.AlterField(
-            model_name='pairstats',
-            name='variant',
-            field=models.CharField(choices=[('yinsh', 'YINSH'), ('blitz', 'Blitz YINSH'), ('yangsh', 'Yangsh'), ('yangsh7', 'Yangsh (7 pawns)')], max_length=10),
+            model_name="pairstats",
+            name="variant",
+            field=models.CharField(
+                choices=[
+                    ("yinsh", "YINSH"),
+                    ("blitz", "Blitz YINSH"),
+                    ("yangsh", "Yangsh"),
+                    ("yangsh7", "Yangsh (7 pawns)"),
+                ],
+                max_length=10,
+            ),
         ),
         migrations.AlterField(
-            model_name='rating',
-            name='variant',
-            field=models.CharField(choices=[('yinsh', 'YINSH'), ('blitz', 'Blitz YINSH'), ('yangsh', 'Yangsh'), ('yangsh7', 'Yangsh (7 pawns)')], max_length=10),
+            model_name="rating",
+            name="variant",
+            field=models.CharField(
+                choices=[
+                    ("yinsh", "YINSH"),
+                    ("blitz", "Blitz YINSH"),
+                    ("yangsh", "Yangsh"),
+                    ("yangsh7", "Yangsh (7 pawns)"),
+                ],
+                max_length=10,
+            ),
         ),
         migrations.AlterField(
-            model_name='ratingpoint',
-            name='variant',
-            field=models.CharField(choices=[('yinsh', 'YINSH'), ('blitz', 'Blitz YINSH'), ('yangsh', 'Yangsh'), ('yangsh7', 'Yangsh (7 pawns)')], max_length=10),
+            model_name="ratingpoint",
+            name="variant",
+            field=models.CharField(
+                choices=[
+                    ("yinsh", "YINSH"),
+                    ("blitz", "Blitz YINSH"),
+                    ("yangsh", "Yangsh"),
+                    ("yangsh7", "Yangsh (7 pawns)"),
+                ],
+                max_length=10,
+            ),
         ),
         migrations.AlterField(
-            model_name='ratingstate',
-            name='variant',
-            field=models.CharField(choices=[('yinsh', 'YINSH'), ('blitz', 'Blitz YINSH'), ('yangsh', 'Yangsh'), ('yangsh7', 'Yangsh (7 pawns)')], max_length=10, primary_key=True, serialize=False),
+            model_name="ratingstate",
+            name="variant",
+            field=models.CharField(
+                choices=[
+                    ("yinsh", "YINSH"),
+                    ("blitz", "Blitz YINSH"),
+                    ("yangsh", "Yangsh"),
+                    ("yangsh7", "Yangsh (7 pawns)"),
+                ],
+                max_length=10,
+                primary_key=True,
+                serialize=False,
+            ),
         ),
     ]

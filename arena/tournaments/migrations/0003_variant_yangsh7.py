@@ -4,15 +4,22 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('tournaments', '0002_organisers_group'),
+        ("tournaments", "0002_organisers_group"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='tournament',
-            name='variant',
-            field=models.CharField(choices=[('yinsh', 'YINSH'), ('blitz', 'Blitz YINSH'), ('yangsh', 'Yangsh'), ('yangsh7', 'Yangsh (7 pawns)')], max_length=10),
+            model_name="tournament",
+            name="variant",
+            field=models.CharField(
+                choices=[
+                    ("yinsh", "YINSH"),
+                    ("blitz", "Blitz YINSH"),
+                    ("yangsh", "Yangsh"),
+                    ("yangsh7", "Yangsh (7 pawns)"),
+                ],
+                max_length=10,
+            ),
         ),
     ]
