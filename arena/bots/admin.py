@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 
 from arena.bots import services
 from arena.bots.models import Bot, BotVersion
@@ -61,3 +61,18 @@ class BotVersionAdmin(admin.ModelAdmin):
     def recheck(self, request: HttpRequest, queryset: QuerySet[BotVersion]) -> None:
         n = services.recheck(list(queryset.values_list("pk", flat=True)))
         self.message_user(request, f"{n} version(s) queued for a new check")
+
+    def changelist_view(
+        self, request: HttpRequest, extra_context: dict[str, object] | None = None
+    ) -> HttpResponse:
+        """Say first if versions are held: the machine could not run their checks."""
+        held = BotVersion.objects.filter(status=BotVersion.Status.HELD).count()
+        if held and request.method == "GET":
+            self.message_user(
+                request,
+                f"{held} version(s) are held: the arena could not run their checks (the reason "
+                "says why; the worker log has the details). Mend the worker, then select them "
+                "(status: waiting for the arena) and check them again.",
+                messages.WARNING,
+            )
+        return super().changelist_view(request, extra_context)

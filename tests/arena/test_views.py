@@ -264,3 +264,41 @@ def test_the_admin_lists_every_model(django_user_model: Any) -> None:
         "/admin/tournaments/tournament/",
     ):
         assert c.get(url).status_code == 200, url
+
+
+@pytest.mark.django_db
+def test_the_admin_shows_a_rating_whose_interval_is_unknown(
+    django_user_model: Any, user: Any
+) -> None:
+    from arena.games.models import Rating
+
+    admin = django_user_model.objects.create_superuser("root", "r@example.org", "pw-long-1234")
+    v = make_version(user, "newcomer")
+    r = Rating.objects.create(
+        variant="yinsh", version=v, elo=1000, error=None, games=1, points=0, rank=1
+    )
+    c = logged_in(admin)
+    assert c.get("/admin/games/rating/").status_code == 200
+    page = c.get(f"/admin/games/rating/{r.pk}/change/")
+    assert page.status_code == 200 and "interval unknown" in page.content.decode()
+
+
+@pytest.mark.django_db
+def test_the_admin_warns_of_held_versions_and_checks_them_again(
+    django_user_model: Any, user: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    admin = django_user_model.objects.create_superuser("root", "r@example.org", "pw-long-1234")
+    held = make_version(user, "stuck", status=BotVersion.Status.HELD)
+    c = logged_in(admin)
+    page = c.get("/admin/bots/botversion/").content.decode()
+    assert "1 version(s) are held" in page
+    assert c.get(f"/admin/bots/botversion/{held.pk}/change/").status_code == 200
+    with django_capture_on_commit_callbacks(execute=False) as sent:
+        r = c.post(
+            "/admin/bots/botversion/",
+            {"action": "recheck", "_selected_action": [held.pk]},
+            follow=True,
+        )
+    assert "1 version(s) queued for a new check" in r.content.decode()
+    held.refresh_from_db()
+    assert held.status == BotVersion.Status.PENDING and len(sent) == 1
