@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -125,9 +126,8 @@ def claimed(give_back: Callable[[str], object], what: str) -> Iterator[None]:
     try:
         yield
     except InfrastructureError as e:
-        reason = f"{type(e).__name__}: {e}"
-        log.warning("%s: the infrastructure failed: %s", what, reason)
-        give_back(reason)
+        log.warning("%s: the infrastructure failed: %s: %s", what, type(e).__name__, e)
+        give_back(public_reason(e))
         raise
     except SoftTimeLimitExceeded as e:
         reason = "the work went over its time budget"
@@ -141,6 +141,19 @@ def claimed(give_back: Callable[[str], object], what: str) -> Iterator[None]:
         log.exception("%s: %s", what, reason)
         give_back(reason)
         raise InfrastructureError(f"{reason}: {e}") from e
+
+
+_PATH = re.compile(r"(?<![\w.])/[^\s'\":;,)]+")
+
+
+def public_reason(error: BaseException) -> str:
+    """What the site may show of a failure of the machine: its kind and message, with the
+    server's paths left out (the log keeps them whole).
+
+    >>> public_reason(OSError("cannot write /var/lib/arena/sandbox/slot-3: disk full"))
+    'OSError: cannot write <path>: disk full'
+    """
+    return f"{type(error).__name__}: {_PATH.sub('<path>', str(error))}"
 
 
 def run(task: Any, work: Callable[[], T]) -> T:

@@ -330,7 +330,7 @@ def _raise_on_launch(monkeypatch: Any, error: BaseException) -> None:
 
 
 INFRASTRUCTURE_FAILURES = [
-    SandboxUnavailable("bubblewrap is gone"),
+    SandboxUnavailable("bubblewrap is gone from /usr/bin/bwrap"),
     SlotsExhausted("all 64 bot slots are in use"),
     CgroupError("cannot write memory.limit_in_bytes"),
     StoredFileError("the stored upload is missing"),
@@ -351,6 +351,7 @@ def test_a_launch_that_the_machine_fails_releases_the_match_for_a_retry(
     assert m.status == S.QUEUED and m.attempts == 1 and m.result == ""
     assert m.reason.startswith("infrastructure failure")
     assert type(error).__name__ in m.reason or "No space left" in m.reason
+    assert "/usr/bin" not in m.reason  # the site shows reasons: no server paths
     assert not MatchRecord.objects.exists() and not PairStats.objects.exists()
 
 
