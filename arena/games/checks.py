@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from threading import Event
+from typing import TypedDict
 
 from django.conf import settings
 from django.db import transaction
@@ -93,7 +94,15 @@ def _qualification_opponent(version: BotVersion) -> BotVersion | None:
     return BotVersion.objects.select_related("bot").get(pk=anchor)
 
 
-def _declared(spec: BotSpec | None) -> dict[str, str]:
+class _Declared(TypedDict, total=False):
+    """What the bot's manifest declares, as :class:`~arena.bots.services.Verdict` keeps it."""
+
+    declared_name: str
+    declared_version: str
+    command: str
+
+
+def _declared(spec: BotSpec | None) -> _Declared:
     if spec is None:
         return {}
     return {
