@@ -9,7 +9,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from arena.bots import services as bots
-from arena.bots.models import NAME_MAX_LENGTH, NAME_RULE, Bot, BotVersion
+from arena.bots.models import DESCRIPTION_MAX_LENGTH, NAME_MAX_LENGTH, NAME_RULE, Bot, BotVersion
 from arena.games.models import Match, Rating, RatingPoint, Variant
 from arena.tournaments import limits
 from arena.tournaments.models import Tournament
@@ -27,8 +27,11 @@ class RatingBriefSerializer(serializers.ModelSerializer):
 
 
 class VersionSerializer(serializers.ModelSerializer):
-    bot = serializers.SlugRelatedField(slug_field="name", read_only=True)
-    label = serializers.CharField(read_only=True)
+    bot: serializers.SlugRelatedField[Bot] = serializers.SlugRelatedField(
+        slug_field="name", read_only=True
+    )
+    # DRF's metaclass takes declared fields out of the class, so this never hides Field.label.
+    label = serializers.CharField(read_only=True)  # type: ignore[assignment]  # a field, see above
     ratings = RatingBriefSerializer(many=True, read_only=True)
     check_report = serializers.SerializerMethodField(
         help_text="The check's lines, failing game transcript and stderr tail (owner only)."
@@ -111,7 +114,7 @@ class BotCreateSerializer(serializers.Serializer):
         required=False,
         allow_blank=True,
         default="",
-        max_length=Bot._meta.get_field("description").max_length,
+        max_length=DESCRIPTION_MAX_LENGTH,
     )
     file = serializers.FileField(
         help_text="A .zip or .tar.gz of a folder with bot.toml, or one executable file."
@@ -239,7 +242,7 @@ class TournamentSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Tournament
-        fields = (
+        fields: tuple[str, ...] = (
             "id",
             "name",
             "organiser",
@@ -253,7 +256,7 @@ class TournamentSerializer(serializers.ModelSerializer):
             "entrants",
             "archive",
         )
-        read_only_fields = fields
+        read_only_fields: tuple[str, ...] = fields
 
     def get_entrants(self, obj: Tournament) -> list[str]:
         return [e.version.label for e in obj.entries.select_related("version__bot")]
@@ -367,7 +370,7 @@ class MatchFilterSerializer(serializers.Serializer):
 
 
 class RatingFilterSerializer(serializers.Serializer):
-    variant = serializers.ChoiceField(choices=Variant.choices, default=Variant.YINSH)
+    variant = serializers.ChoiceField(choices=Variant.choices, default=Variant("yinsh"))
     all = serializers.BooleanField(default=False, help_text="Include retired versions.")
 
 

@@ -21,6 +21,8 @@ NAME_RULE = (
     f"{NAME_MIN_LENGTH} to {NAME_MAX_LENGTH} characters: lower-case letters, digits, - and _, "
     "starting with a letter or a digit"
 )
+#: The longest description a bot may have.
+DESCRIPTION_MAX_LENGTH = 2000
 
 
 class Bot(models.Model):
@@ -34,7 +36,7 @@ class Bot(models.Model):
         help_text=f"{NAME_RULE}; part of the bot's URLs, so it cannot change.",
     )
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, models.PROTECT, related_name="bots")
-    description = models.TextField(blank=True, max_length=2000)
+    description = models.TextField(blank=True, max_length=DESCRIPTION_MAX_LENGTH)
     #: Built-in bots only (set by the system, never through an upload): the referee may run them
     #: at a lower sandbox level than uploads need.
     trusted = models.BooleanField(default=False)

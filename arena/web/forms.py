@@ -8,13 +8,13 @@ from django import forms
 from django.conf import settings
 from django.contrib.auth.forms import UserCreationForm
 
-from arena.bots.models import NAME_MAX_LENGTH, NAME_RULE, Bot, BotVersion
+from arena.bots.models import DESCRIPTION_MAX_LENGTH, NAME_MAX_LENGTH, NAME_RULE, Bot, BotVersion
 from arena.games.models import Variant
 from arena.tournaments import limits
 
 
 class SignUpForm(UserCreationForm):
-    class Meta(UserCreationForm.Meta):
+    class Meta(UserCreationForm.Meta):  # type: ignore[name-defined]  # django-stubs omit this Meta
         fields = ("username",)
 
 
@@ -38,7 +38,7 @@ class BotUploadForm(forms.Form):
     description = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 3}),
         required=False,
-        max_length=Bot._meta.get_field("description").max_length,
+        max_length=DESCRIPTION_MAX_LENGTH,
     )
     file = BotFileField()
 
