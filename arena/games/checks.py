@@ -28,6 +28,7 @@ from arena.bots.unpack import UnpackError
 from arena.games import runner
 from arena.games.ratings import anchor_version_id
 from arena.games.services import record_qualification
+from arena.jsontypes import JSONObject
 from arena.referee.bots import BotSpec
 from arena.referee.checkbot import check_bot
 from arena.referee.match import GameResult, TimeControl
@@ -117,7 +118,7 @@ def _rejected(
     reason: str,
     spec: BotSpec | None,
     *,
-    transcript: dict[str, object] | None = None,
+    transcript: JSONObject | None = None,
     stderr_tail: str = "",
 ) -> _Outcome:
     return _Outcome(
