@@ -7,6 +7,7 @@ from typing import Any
 from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
+from rest_framework.views import APIView
 
 
 class Pagination(LimitOffsetPagination):
@@ -38,7 +39,8 @@ class Pagination(LimitOffsetPagination):
             raise ValidationError({name: [f"a whole number {bounds}"]})
         return value
 
-    def get_schema_operation_parameters(self, view: Any) -> list[dict[str, Any]]:
+    # OpenAPI parameter objects, walked by key: DRF's own type for them.
+    def get_schema_operation_parameters(self, view: APIView) -> list[dict[str, Any]]:
         parameters = super().get_schema_operation_parameters(view)
         for p in parameters:
             if p["name"] == self.limit_query_param:

@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Generic, TypedDict, TypeVar, cast
 
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+from rest_framework.request import Request
 
 from arena.bots import services as bots
 from arena.bots.models import DESCRIPTION_MAX_LENGTH, NAME_MAX_LENGTH, NAME_RULE, Bot, BotVersion
 from arena.games.models import Match, Rating, RatingPoint, Variant
+from arena.jsontypes import JSONObject
 from arena.tournaments import limits
 from arena.tournaments.models import Tournament
 
+if TYPE_CHECKING:
+    from arena.tournaments.services import Standing
 
-def _absolute(context: dict[str, Any], path: str) -> str:
-    request = context.get("request")
+
+def _absolute(serializer: serializers.BaseSerializer, path: str) -> str:
+    """``path`` as a full URL when the serializer has the request in its context."""
+    request: Request | None = serializer.context.get("request")
     return request.build_absolute_uri(path) if request is not None else path
 
 
@@ -62,7 +68,7 @@ class VersionSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     def _owner(self, obj: BotVersion) -> bool:
-        request = self.context.get("request")
+        request: Request | None = self.context.get("request")
         return request is not None and bots.can_manage(request.user, obj.bot)
 
     @extend_schema_field(
@@ -76,7 +82,7 @@ class VersionSerializer(serializers.ModelSerializer):
             },
         }
     )
-    def get_check_report(self, obj: BotVersion) -> dict[str, Any] | None:
+    def get_check_report(self, obj: BotVersion) -> JSONObject | None:
         if not self._owner(obj):
             return None
         return {"lines": obj.report, "transcript": obj.transcript, "stderr_tail": obj.stderr_tail}
@@ -85,7 +91,7 @@ class VersionSerializer(serializers.ModelSerializer):
     def get_source_url(self, obj: BotVersion) -> str | None:
         if not self._owner(obj):
             return None
-        return _absolute(self.context, reverse("api-version-source", args=[obj.pk]))
+        return _absolute(self, reverse("api-version-source", args=[obj.pk]))
 
 
 class BotSerializer(serializers.ModelSerializer):
@@ -200,9 +206,9 @@ class MatchSerializer(serializers.ModelSerializer):
         if obj.status not in (Match.Status.FINISHED, Match.Status.ABORTED):
             return None
         return {
-            "record": _absolute(self.context, reverse("match-record", args=[obj.pk])),
-            "record_short": _absolute(self.context, reverse("match-record-short", args=[obj.pk])),
-            "transcript": _absolute(self.context, reverse("match-transcript", args=[obj.pk])),
+            "record": _absolute(self, reverse("match-record", args=[obj.pk])),
+            "record_short": _absolute(self, reverse("match-record-short", args=[obj.pk])),
+            "transcript": _absolute(self, reverse("match-transcript", args=[obj.pk])),
         }
 
 
@@ -263,7 +269,7 @@ class TournamentSerializer(serializers.ModelSerializer):
 
     @extend_schema_field(serializers.URLField())
     def get_archive(self, obj: Tournament) -> str:
-        return _absolute(self.context, reverse("tournament-archive", args=[obj.pk]))
+        return _absolute(self, reverse("tournament-archive", args=[obj.pk]))
 
 
 class TournamentCreateSerializer(serializers.Serializer):
@@ -323,7 +329,7 @@ class TournamentDetailSerializer(TournamentSerializer):
         return dict(ProgressSerializer(services.progress(obj)).data)
 
     @extend_schema_field(StandingSerializer(many=True))
-    def get_standings(self, obj: Tournament) -> list[Any]:
+    def get_standings(self, obj: Tournament) -> list[JSONObject]:
         return list(StandingSerializer(self._table(obj), many=True).data)
 
     @extend_schema_field(
@@ -338,10 +344,10 @@ class TournamentDetailSerializer(TournamentSerializer):
 
         return [cells for _, cells in services.crosstable(self._table(obj))]
 
-    def _table(self, obj: Tournament) -> list[Any]:
+    def _table(self, obj: Tournament) -> list[Standing]:
         from arena.tournaments import services
 
-        cache = self.context.setdefault("_standings", {})
+        cache: dict[int, list[Standing]] = self.context.setdefault("_standings", {})
         if obj.pk not in cache:
             cache[obj.pk] = services.standings(obj)
         return cache[obj.pk]
@@ -351,17 +357,49 @@ class TournamentDetailSerializer(TournamentSerializer):
 # The filters of the lists: validated (a 400 names what is wrong) and documented from one place.
 
 
-class BotFilterSerializer(serializers.Serializer):
+Params = TypeVar("Params")
+
+
+class FilterSerializer(serializers.Serializer, Generic[Params]):
+    """A list's query parameters; ``Params`` is the shape of what they are once checked."""
+
+    @classmethod
+    def parse(cls, request: Request) -> Params:
+        """The request's query parameters, checked (a 400 says what is wrong). A plain dict
+        (the last value of each), so that a blank value is checked like any other."""
+        data = cls(data=request.query_params.dict())
+        data.is_valid(raise_exception=True)
+        # The subclass's fields make the validated data what Params describes.
+        return cast(Params, dict(data.validated_data))
+
+
+class BotFilter(TypedDict, total=False):
+    owner: str
+
+
+class BotFilterSerializer(FilterSerializer[BotFilter]):
     owner = serializers.CharField(required=False, allow_blank=True, help_text="A user name.")
 
 
-class VersionFilterSerializer(serializers.Serializer):
+class VersionFilter(TypedDict, total=False):
+    status: str
+
+
+class VersionFilterSerializer(FilterSerializer[VersionFilter]):
     status = serializers.ChoiceField(
         choices=BotVersion.Status.choices, required=False, allow_blank=True
     )
 
 
-class MatchFilterSerializer(serializers.Serializer):
+class MatchFilter(TypedDict, total=False):
+    variant: str
+    status: str
+    kind: str
+    bot: str
+    tournament: int
+
+
+class MatchFilterSerializer(FilterSerializer[MatchFilter]):
     variant = serializers.ChoiceField(choices=Variant.choices, required=False, allow_blank=True)
     status = serializers.ChoiceField(choices=Match.Status.choices, required=False, allow_blank=True)
     kind = serializers.ChoiceField(choices=Match.Kind.choices, required=False, allow_blank=True)
@@ -369,10 +407,19 @@ class MatchFilterSerializer(serializers.Serializer):
     tournament = serializers.IntegerField(required=False, min_value=1, max_value=2**63 - 1)
 
 
-class RatingFilterSerializer(serializers.Serializer):
+class RatingFilter(TypedDict):
+    variant: str
+    all: bool
+
+
+class RatingFilterSerializer(FilterSerializer[RatingFilter]):
     variant = serializers.ChoiceField(choices=Variant.choices, default=Variant("yinsh"))
     all = serializers.BooleanField(default=False, help_text="Include retired versions.")
 
 
-class HistoryFilterSerializer(serializers.Serializer):
+class HistoryFilter(TypedDict, total=False):
+    variant: str
+
+
+class HistoryFilterSerializer(FilterSerializer[HistoryFilter]):
     variant = serializers.ChoiceField(choices=Variant.choices, required=False, allow_blank=True)
