@@ -32,6 +32,12 @@ class RatingBriefSerializer(serializers.ModelSerializer):
         fields = ("variant", "elo", "error", "games", "points", "rank")
 
 
+class CheckReport(TypedDict):
+    lines: list[str]
+    transcript: JSONObject | None
+    stderr_tail: str
+
+
 class VersionSerializer(serializers.ModelSerializer):
     bot: serializers.SlugRelatedField[Bot] = serializers.SlugRelatedField(
         slug_field="name", read_only=True
@@ -82,7 +88,7 @@ class VersionSerializer(serializers.ModelSerializer):
             },
         }
     )
-    def get_check_report(self, obj: BotVersion) -> JSONObject | None:
+    def get_check_report(self, obj: BotVersion) -> CheckReport | None:
         if not self._owner(obj):
             return None
         return {"lines": obj.report, "transcript": obj.transcript, "stderr_tail": obj.stderr_tail}

@@ -12,6 +12,8 @@ from django.db import models
 from django.db.models import Q
 from django.urls import reverse
 
+from arena.jsontypes import JSONObject
+
 #: A bot's name: part of its URLs, so it never changes. The one definition of the rule, for
 #: the model, the forms, the API and the error messages.
 NAME_MIN_LENGTH = 2
@@ -102,9 +104,11 @@ class BotVersion(models.Model):
     #: Why the version was rejected, in a sentence.
     reason = models.TextField(blank=True)
     #: What the check said, line by line (shown to the owner only).
-    report = models.JSONField(default=list, blank=True)
+    report: models.JSONField[list[str], list[str]] = models.JSONField(default=list, blank=True)
     #: The transcript of the failing game (owner only).
-    transcript = models.JSONField(null=True, blank=True)
+    transcript: models.JSONField[JSONObject | None, JSONObject | None] = models.JSONField(
+        null=True, blank=True
+    )
     stderr_tail = models.TextField(blank=True)
     #: From the manifest, once unpacked: the name and command the bot declares.
     declared_name = models.CharField(max_length=64, blank=True)

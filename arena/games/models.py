@@ -21,6 +21,7 @@ from django.urls import reverse
 
 import engine
 from arena.bots.models import BotVersion
+from arena.jsontypes import JSONObject
 
 if TYPE_CHECKING:
 
@@ -142,7 +143,7 @@ class MatchRecord(models.Model):
     record = models.TextField()
     #: The record file in the short notation.
     record_short = models.TextField()
-    transcript = models.JSONField()
+    transcript: models.JSONField[JSONObject, JSONObject] = models.JSONField()
 
     def __str__(self) -> str:
         return f"record of match #{self.match_id}"
