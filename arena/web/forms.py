@@ -21,7 +21,7 @@ class SignUpForm(UserCreationForm):
 class BotFileField(forms.FileField):
     """The upload: a .zip or .tar.gz folder with bot.toml, or a single executable file."""
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, **kwargs: Any) -> None:  # forms.FileField's options, passed on
         kwargs.setdefault(
             "help_text",
             "A .zip or .tar.gz of a folder with bot.toml, or one executable file (a script "
@@ -80,7 +80,7 @@ class TournamentForm(forms.Form):
     )
     rated = forms.BooleanField(required=False, initial=True)
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:  # forms.Form's, passed on
         super().__init__(*args, **kwargs)
         field = self.fields["bots"]
         assert isinstance(field, forms.ModelMultipleChoiceField)

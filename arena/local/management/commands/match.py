@@ -79,7 +79,9 @@ class Command(BaseCommand):
             started = time.monotonic()
             done: list[FinishedGame] = []
 
-            def report(job: Job, game: FinishedGame | None, outcome: Any) -> None:
+            def report(
+                job: Job, game: FinishedGame | None, outcome: GameResult | Exception
+            ) -> None:
                 head = f"[{job.number:>{width}}/{games}]"
                 names = f"{job.config.white.name} - {job.config.black.name}"
                 if game is None:

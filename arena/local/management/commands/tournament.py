@@ -73,7 +73,9 @@ class Command(BaseCommand):
             started = time.monotonic()
             width = len(str(total))
 
-            def report(job: Job, game: FinishedGame | None, outcome: Any) -> None:
+            def report(
+                job: Job, game: FinishedGame | None, outcome: GameResult | Exception
+            ) -> None:
                 names = f"{job.config.white.name} - {job.config.black.name}"
                 if game is None:
                     what = (
