@@ -29,7 +29,7 @@ class Command(BaseCommand):
         parser.add_argument("--name", help="the bot's name (default: from the file name)")
         parser.add_argument("--description", default="")
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    def handle(self, *args: object, **options: Any) -> None:
         path: Path = options["path"]
         if not path.exists():
             raise CommandError(f"{path}: no such file or folder")

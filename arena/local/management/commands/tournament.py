@@ -46,7 +46,7 @@ class Command(BaseCommand):
             help="run the bots as plain processes (only for bots you trust)",
         )
 
-    def handle(self, *args: Any, **opts: Any) -> None:
+    def handle(self, *args: object, **opts: Any) -> None:
         out: Path = opts["out"]
         no_sandbox = opts["no_sandbox"]
         if opts["concurrency"] < 1:
