@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Generic, TypedDict, TypeVar, cast
 
+from django.core.files.uploadedfile import UploadedFile
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -24,6 +25,19 @@ def _absolute(serializer: serializers.BaseSerializer, path: str) -> str:
     """``path`` as a full URL when the serializer has the request in its context."""
     request: Request | None = serializer.context.get("request")
     return request.build_absolute_uri(path) if request is not None else path
+
+
+Data = TypeVar("Data")
+
+
+# A serializer of input; Data is the shape of what it validates. (Comments, not docstrings:
+# the API's schema shows a serializer's docstring as the description of its component.)
+class InputSerializer(serializers.Serializer, Generic[Data]):
+    def checked(self) -> Data:
+        """The validated data (a 400 says what is wrong)."""
+        self.is_valid(raise_exception=True)
+        # The subclass's fields make the validated data what Data describes.
+        return cast(Data, self.validated_data)
 
 
 class RatingBriefSerializer(serializers.ModelSerializer):
@@ -120,7 +134,13 @@ class BotSerializer(serializers.ModelSerializer):
         read_only_fields = ("url", "name", "owner", "status", "trusted", "created_at", "versions")
 
 
-class BotCreateSerializer(serializers.Serializer):
+class BotCreate(TypedDict):
+    name: str
+    description: str
+    file: UploadedFile
+
+
+class BotCreateSerializer(InputSerializer[BotCreate]):
     name = serializers.SlugField(max_length=NAME_MAX_LENGTH, help_text=NAME_RULE)
     description = serializers.CharField(
         required=False,
@@ -142,7 +162,11 @@ class BotCreateSerializer(serializers.Serializer):
         return value
 
 
-class VersionCreateSerializer(serializers.Serializer):
+class VersionCreate(TypedDict):
+    file: UploadedFile
+
+
+class VersionCreateSerializer(InputSerializer[VersionCreate]):
     file = serializers.FileField(
         help_text="A .zip or .tar.gz of a folder with bot.toml, or one executable file."
     )
@@ -278,7 +302,16 @@ class TournamentSerializer(serializers.ModelSerializer):
         return _absolute(self, reverse("tournament-archive", args=[obj.pk]))
 
 
-class TournamentCreateSerializer(serializers.Serializer):
+class TournamentCreate(TypedDict):
+    name: str
+    variant: str
+    time_control: str
+    games_per_pair: int
+    bots: list[str]
+    rated: bool
+
+
+class TournamentCreateSerializer(InputSerializer[TournamentCreate]):
     name = serializers.CharField(max_length=limits.NAME_MAX_LENGTH)
     variant = serializers.ChoiceField(choices=Variant.choices)
     time_control = serializers.CharField(
@@ -363,20 +396,13 @@ class TournamentDetailSerializer(TournamentSerializer):
 # The filters of the lists: validated (a 400 names what is wrong) and documented from one place.
 
 
-Params = TypeVar("Params")
-
-
-class FilterSerializer(serializers.Serializer, Generic[Params]):
-    """A list's query parameters; ``Params`` is the shape of what they are once checked."""
-
+# A list's query parameters.
+class FilterSerializer(InputSerializer[Data]):
     @classmethod
-    def parse(cls, request: Request) -> Params:
+    def parse(cls, request: Request) -> Data:
         """The request's query parameters, checked (a 400 says what is wrong). A plain dict
         (the last value of each), so that a blank value is checked like any other."""
-        data = cls(data=request.query_params.dict())
-        data.is_valid(raise_exception=True)
-        # The subclass's fields make the validated data what Params describes.
-        return cast(Params, dict(data.validated_data))
+        return cls(data=request.query_params.dict()).checked()
 
 
 class BotFilter(TypedDict, total=False):

@@ -92,16 +92,15 @@ class BotViewSet(
     )
     def create(self, request: Request) -> Response:
         """Upload a new bot (its first version). The check runs in a worker."""
-        data = s.BotCreateSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        f = data.validated_data["file"]
+        data = s.BotCreateSerializer(data=request.data).checked()
+        f = data["file"]
         try:
             version = bots.create_bot(
                 request.user,
-                data.validated_data["name"],
+                data["name"],
                 f,
-                filename=f.name,
-                description=data.validated_data["description"],
+                filename=f.name or "",
+                description=data["description"],
             )
         except UploadError as e:
             raise ValidationError({"file": [str(e)]}) from None
@@ -141,11 +140,9 @@ class BotViewSet(
         if request.method == "GET":
             qs = _versions().filter(bot=bot).order_by("-number")
             return Response(s.VersionSerializer(qs, many=True, context=ctx).data)
-        data = s.VersionCreateSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        f = data.validated_data["file"]
+        f = s.VersionCreateSerializer(data=request.data).checked()["file"]
         try:
-            version = bots.add_version(request.user, bot, f, filename=f.name)
+            version = bots.add_version(request.user, bot, f, filename=f.name or "")
         except UploadError as e:
             raise ValidationError({"file": [str(e)]}) from None
         return Response(s.VersionSerializer(version, context=ctx).data, status=201)
@@ -272,9 +269,7 @@ class TournamentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
         """Create and start a tournament (organisers)."""
         if not tournaments.can_organise(request.user):
             raise PermissionDenied("you may not organise tournaments")
-        data = s.TournamentCreateSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        v = data.validated_data
+        v = s.TournamentCreateSerializer(data=request.data).checked()
         names = list(dict.fromkeys(v["bots"]))
         found = {b.name: b for b in Bot.objects.filter(name__in=names)}
         missing = [n for n in names if n not in found]
