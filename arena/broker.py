@@ -14,10 +14,12 @@ from __future__ import annotations
 
 from queue import Empty
 from time import monotonic, sleep
-from typing import Any
 
+from kombu import Connection
 from kombu.transport import sqlalchemy
-from sqlalchemy import event
+from sqlalchemy import Engine, event
+from sqlalchemy.engine.interfaces import DBAPIConnection
+from sqlalchemy.pool import ConnectionPoolEntry
 
 #: Seconds between two looks at the message table when it held nothing to take.
 POLLING_INTERVAL = 0.02
@@ -28,12 +30,12 @@ BUSY_INTERVAL = 0.002
 
 
 class Channel(sqlalchemy.Channel):
-    def _engine_from_config(self) -> Any:
+    def _engine_from_config(self) -> Engine:
         engine = super()._engine_from_config()
         if engine.dialect.name == "sqlite":
 
             @event.listens_for(engine, "connect")
-            def _pragmas(connection: Any, record: Any) -> None:
+            def _pragmas(connection: DBAPIConnection, record: ConnectionPoolEntry) -> None:
                 cursor = connection.cursor()
                 cursor.execute("PRAGMA journal_mode=WAL")
                 cursor.execute("PRAGMA synchronous=NORMAL")
@@ -47,17 +49,22 @@ class Transport(sqlalchemy.Transport):
     Channel = Channel
     polling_interval = POLLING_INTERVAL
 
-    def drain_events(self, connection: Any, timeout: float | None = None) -> None:
+    def drain_events(  # type: ignore[override]  # as kombu's virtual Transport narrows it
+        self, connection: Connection, timeout: float | None = None
+    ) -> None:
         """kombu's loop, but with a short sleep while the worker is busy (see BUSY_INTERVAL)."""
+        cycle, channels = self.cycle, self.channels
+        # Both are made with the transport, before any event is drained.
+        assert cycle is not None and channels is not None
         start = monotonic()
         while True:
             try:
-                self.cycle.get(self._deliver, timeout=timeout)
+                cycle.get(self._deliver, timeout=timeout)
                 return
             except Empty:
                 if timeout is not None and monotonic() - start >= timeout:
                     raise TimeoutError from None
-                busy = not any(c._consumers and c.qos.can_consume() for c in self.channels)
+                busy = not any(c._consumers and c.qos.can_consume() for c in channels)
                 pause = BUSY_INTERVAL if busy else self.polling_interval
                 if timeout is not None:
                     pause = min(pause, max(0.0, timeout - (monotonic() - start)))

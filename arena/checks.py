@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
 
+from django.apps import AppConfig
 from django.conf import settings
 from django.core.checks import Error, Tags, register
 
 
 @register(Tags.security, deploy=False)
-def check_secret_key(app_configs: Any, **kwargs: Any) -> list[Error]:
+def check_secret_key(app_configs: Sequence[AppConfig] | None, **kwargs: object) -> list[Error]:
     if not settings.DEBUG and settings.SECRET_KEY == settings.DEFAULT_SECRET_KEY:
         return [
             Error(

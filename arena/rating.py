@@ -35,9 +35,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 _K = math.log(10) / 400  # Elo points -> natural logistic scale
 _Z95 = 1.959963984540054
+
+Floats = npt.NDArray[np.float64]
+Indices = npt.NDArray[np.int64]
 
 
 @dataclass(frozen=True)
@@ -106,14 +110,16 @@ def fit_counts(
     """
     names: dict[str, int] = {}
     rows: list[tuple[int, int, float, float]] = []
-    for white, black, games, points in pairs:
-        if games < 0 or not 0 <= points <= games:
-            raise ValueError(f"bad counts for {white} vs {black}: {points} points in {games} games")
-        if games == 0:
+    for white, black, n_games, n_points in pairs:
+        if n_games < 0 or not 0 <= n_points <= n_games:
+            raise ValueError(
+                f"bad counts for {white} vs {black}: {n_points} points in {n_games} games"
+            )
+        if n_games == 0:
             continue
         i = names.setdefault(white, len(names))
         j = names.setdefault(black, len(names))
-        rows.append((i, j, float(games), float(points)))
+        rows.append((i, j, float(n_games), float(n_points)))
     for p in players:
         names.setdefault(p, len(names))
     if anchor is not None:
@@ -191,14 +197,14 @@ def fit_counts(
 
 
 def _derivatives(
-    x: np.ndarray,
-    wi: np.ndarray,
-    bi: np.ndarray,
-    games: np.ndarray,
-    points: np.ndarray,
+    x: Floats,
+    wi: Indices,
+    bi: Indices,
+    games: Floats,
+    points: Floats,
     n: int,
     white_advantage: bool,
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[Floats, Floats]:
     """Gradient and Hessian of the log-likelihood (logistic scale)."""
     size = len(x)
     adv = x[n] if white_advantage else 0.0

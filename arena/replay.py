@@ -20,9 +20,10 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import NotRequired, TypedDict
 
 import engine
+from arena.jsontypes import JSON, JSONObject
 from engine import Action, Board, Kind, Record, State
 
 #: Digits kept in screen coordinates (neighbouring points are 1 apart).
@@ -30,6 +31,75 @@ _DIGITS = 4
 #: Room around the outermost points, in the same unit, for the rings and the labels.
 _MARGIN = 1.0
 _SQRT3_2 = math.sqrt(3) / 2
+
+
+# --------------------------------------------------------------------------- the data
+# The widget's JSON data, as docs/replay.md describes it.
+
+
+class Point(TypedDict):
+    name: str
+    x: float
+    y: float
+
+
+class Label(TypedDict):
+    text: str
+    x: float
+    y: float
+
+
+class Layout(TypedDict):
+    kind: str
+    name: str
+    width: float
+    height: float
+    points: list[Point]
+    #: One segment ``[x1, y1, x2, y2]`` per pair of neighbouring points on a line.
+    lines: list[list[float]]
+    labels: list[Label]
+
+
+class Changes(TypedDict):
+    flipped: list[str]
+    removed: list[str]
+    moved: list[str] | None
+
+
+class Frame(Changes):
+    n: int
+    turn: str
+    turn_index: int
+    action: str
+    kind: str
+    by: str
+    position: JSONObject
+    think_ms: NotRequired[int]
+    info: NotRequired[JSON]
+
+
+class Turn(TypedDict):
+    label: str
+    by: str
+    first: int
+    last: int
+
+
+class Replay(TypedDict):
+    variant: str
+    title: str
+    rings: int
+    rows_to_win: int
+    board: Layout
+    white: str
+    black: str
+    result: str | None
+    score: str
+    termination: str | None
+    headers: dict[str, str]
+    initial: JSONObject
+    turns: list[Turn]
+    frames: list[Frame]
 
 
 # --------------------------------------------------------------------------- board layout
@@ -46,7 +116,7 @@ def _lattice(board: Board, c: int, n: int) -> tuple[float, float]:
     return float(c), float(n)
 
 
-def board_layout(board: Board) -> dict[str, Any]:
+def board_layout(board: Board) -> Layout:
     """Screen coordinates (x right, y down) of every point, the board lines and the labels.
 
     Neighbouring points are 1 apart; ``width`` and ``height`` include a margin of 1 around the
@@ -71,12 +141,12 @@ def board_layout(board: Board) -> dict[str, Any]:
         return round(x - min_x + _MARGIN, _DIGITS), round(max_y - y + _MARGIN, _DIGITS)
 
     where: dict[tuple[int, int], tuple[float, float]] = {}
-    points = []
+    points: list[Point] = []
     for c, n, (x, y) in cells:
         sx, sy = screen(x, y)
         where[(c, n)] = (sx, sy)
         points.append({"name": f"{chr(ord('a') + c)}{n}", "x": sx, "y": sy})
-    lines = []
+    lines: list[list[float]] = []
     for (c, n), (x1, y1) in where.items():
         for dc, dn in board.axes:
             other = where.get((c + dc, n + dn))
@@ -95,11 +165,9 @@ def board_layout(board: Board) -> dict[str, Any]:
     }
 
 
-def _labels(
-    board: Board, where: dict[tuple[int, int], tuple[float, float]]
-) -> list[dict[str, Any]]:
+def _labels(board: Board, where: dict[tuple[int, int], tuple[float, float]]) -> list[Label]:
     """Coordinate labels: each letter below its column, each number left of its first point."""
-    out: list[dict[str, Any]] = []
+    out: list[Label] = []
     gap = 0.62
     for c, (lo, _) in enumerate(board.columns):
         x, y = where[(c, lo)]
@@ -132,7 +200,7 @@ def _turn_labels(record: Record) -> list[tuple[str, int]]:
     return out
 
 
-def _frame_changes(before: State, action: Action, after: State) -> dict[str, Any]:
+def _frame_changes(before: State, action: Action, after: State) -> Changes:
     """What an action visibly did: markers flipped, pieces taken off, the ring moved."""
     g = before.geometry
     flipped: list[str] = []
@@ -160,7 +228,7 @@ _KINDS = {
 }
 
 
-def replay_frames(record: Record, transcript: Mapping[str, Any] | None = None) -> dict[str, Any]:
+def replay_frames(record: Record, transcript: JSON = None) -> Replay:
     """The widget's JSON data for a game: the board, the players, the result, one frame a ply.
 
     ``transcript`` (optional) is the referee's account of the game; the think time and the
@@ -170,8 +238,8 @@ def replay_frames(record: Record, transcript: Mapping[str, Any] | None = None) -
     v = record.variant
     state = State(v)
     labels = _turn_labels(record)
-    frames: list[dict[str, Any]] = []
-    turns: list[dict[str, Any]] = []
+    frames: list[Frame] = []
+    turns: list[Turn] = []
     for n, action in enumerate(record.actions, 1):
         before = state.copy(stack=False)
         by = state.turn.label
@@ -181,7 +249,7 @@ def replay_frames(record: Record, transcript: Mapping[str, Any] | None = None) -
             turns.append({"label": label, "by": by, "first": n, "last": n})
         else:
             turns[turn_index]["last"] = n
-        frame: dict[str, Any] = {
+        frame: Frame = {
             "n": n,
             "turn": label,
             "turn_index": turn_index,
@@ -189,8 +257,8 @@ def replay_frames(record: Record, transcript: Mapping[str, Any] | None = None) -
             "kind": _KINDS[action.kind],
             "by": by,
             "position": state.to_json(),
+            **_frame_changes(before, action, state),
         }
-        frame.update(_frame_changes(before, action, state))
         frames.append(frame)
     _merge_transcript(frames, transcript)
     outcome = record.outcome
@@ -221,7 +289,7 @@ _THINK_KEYS = ("think_ms", "ms", "time_ms", "elapsed_ms")
 _REMOVAL = re.compile(r"^x([a-z]\d{1,2}-[a-z]\d{1,2})x([a-z]\d{1,2})$")
 
 
-def _entries(transcript: Any) -> list[Any]:
+def _entries(transcript: JSON) -> list[JSON]:
     if isinstance(transcript, list):
         return transcript
     if isinstance(transcript, Mapping):
@@ -254,7 +322,7 @@ def _same(token: str, action: str) -> bool:
         return False
 
 
-def _merge_transcript(frames: list[dict[str, Any]], transcript: Any) -> None:
+def _merge_transcript(frames: list[Frame], transcript: JSON) -> None:
     """Copy ``think_ms`` and ``info`` from transcript entries to the frames they describe.
 
     Entries are matched in order. An entry without an action text stands for the next frame;
@@ -269,7 +337,7 @@ def _merge_transcript(frames: list[dict[str, Any]], transcript: Any) -> None:
             break
         if not isinstance(entry, Mapping):
             break
-        text = next((entry[k] for k in _ACTION_KEYS if isinstance(entry.get(k), str)), None)
+        text = next((v for k in _ACTION_KEYS if isinstance(v := entry.get(k), str)), None)
         first = pos
         if text is None:
             pos += 1

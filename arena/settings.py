@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TypedDict
 
 import dj_database_url
 
@@ -218,7 +219,17 @@ MATCH_RESEND_AFTER_S = env_int(
 LADDER_INTERVAL_S = env_int("ARENA_LADDER_INTERVAL", 10)
 SWEEP_INTERVAL_S = env_int("ARENA_SWEEP_INTERVAL", 30)
 RATING_INTERVAL_S = env_int("ARENA_RATING_INTERVAL", 15)
-CELERY_BEAT_SCHEDULE = {
+
+
+class BeatEntry(TypedDict):
+    """One periodic task: its name, every how many seconds, and how it is sent."""
+
+    task: str
+    schedule: float
+    options: dict[str, int]
+
+
+CELERY_BEAT_SCHEDULE: dict[str, BeatEntry] = {
     "ladder": {
         "task": "arena.games.tasks.schedule_ladder",
         "schedule": float(LADDER_INTERVAL_S),

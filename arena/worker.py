@@ -28,9 +28,9 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import TypeVar
 
-from celery import current_app
+from celery import Task, current_app
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import DatabaseError, OperationalError, connections, transaction
@@ -97,9 +97,9 @@ def time_limits(time_control: str, *, games: int = 1) -> tuple[int, int]:
 # ----------------------------------------------------------------------------- sending
 
 
-def send_after_commit(name: str, args: tuple[Any, ...], *, soft: int, hard: int) -> None:
-    """Send the task called ``name`` once the current transaction commits (at once outside
-    one), with these soft and hard time limits.
+def send_after_commit(name: str, args: tuple[int, ...], *, soft: int, hard: int) -> None:
+    """Send the task called ``name`` with these arguments (primary keys) once the current
+    transaction commits (at once outside one), with these soft and hard time limits.
 
     If the broker cannot be reached the error is logged (``robust``) and the sweeper sends
     the task again later: the claims make a duplicate harmless.
@@ -156,7 +156,7 @@ def public_reason(error: BaseException) -> str:
     return f"{type(error).__name__}: {_PATH.sub('<path>', str(error))}"
 
 
-def run(task: Any, work: Callable[[], T]) -> T:
+def run(task: Task[..., T], work: Callable[[], T]) -> T:
     """Run a task's work; retry the task after an infrastructure failure or a database that is
     away, with a growing pause (10 s, 20 s, ... at most 5 minutes).
 

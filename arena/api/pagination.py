@@ -7,6 +7,7 @@ from typing import Any
 from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
+from rest_framework.views import APIView
 
 
 class Pagination(LimitOffsetPagination):
@@ -15,17 +16,20 @@ class Pagination(LimitOffsetPagination):
 
     max_limit = 1000
 
-    def get_limit(self, request: Request) -> int:
-        return self._number(request, self.limit_query_param, self.default_limit, 1, self.max_limit)
+    def get_limit(self, request: Request) -> int | None:
+        limit = self._number(request, self.limit_query_param, 1, self.max_limit)
+        return self.default_limit if limit is None else limit
 
     def get_offset(self, request: Request) -> int:
-        return self._number(request, self.offset_query_param, 0, 0, None)
+        offset = self._number(request, self.offset_query_param, 0, None)
+        return 0 if offset is None else offset
 
     @staticmethod
-    def _number(request: Request, name: str, default: int, low: int, high: int | None) -> int:
+    def _number(request: Request, name: str, low: int, high: int | None) -> int | None:
+        """The parameter's value, or None when the request does not give it."""
         text = request.query_params.get(name)
         if text is None:
-            return default
+            return None
         try:
             value = int(text)
         except ValueError:
@@ -35,7 +39,8 @@ class Pagination(LimitOffsetPagination):
             raise ValidationError({name: [f"a whole number {bounds}"]})
         return value
 
-    def get_schema_operation_parameters(self, view: Any) -> list[dict[str, Any]]:
+    # OpenAPI parameter objects, walked by key: DRF's own type for them.
+    def get_schema_operation_parameters(self, view: APIView) -> list[dict[str, Any]]:
         parameters = super().get_schema_operation_parameters(view)
         for p in parameters:
             if p["name"] == self.limit_query_param:

@@ -4,24 +4,32 @@ from __future__ import annotations
 
 from typing import Any
 
-ERROR = {
+from drf_spectacular.generators import SchemaGenerator
+
+from arena.jsontypes import JSONObject
+
+ERROR: JSONObject = {
     "type": "object",
     "properties": {"detail": {"type": "string"}},
     "required": ["detail"],
 }
-REFUSED = {
+REFUSED: JSONObject = {
     "type": "object",
     "description": "What was wrong, by field (a list of messages), or in `detail`.",
     "additionalProperties": {},
 }
 
 
-def _response(description: str, component: str) -> dict[str, Any]:
-    ref = {"$ref": f"#/components/schemas/{component}"}
+def _response(description: str, component: str) -> JSONObject:
+    ref: JSONObject = {"$ref": f"#/components/schemas/{component}"}
     return {"description": description, "content": {"application/json": {"schema": ref}}}
 
 
-def add_error_responses(result: dict[str, Any], generator: Any, **kwargs: Any) -> dict[str, Any]:
+# The OpenAPI document is walked key by key: its values stay Any, as drf-spectacular passes
+# it to hooks (as JSON every step would need a check).
+def add_error_responses(
+    result: dict[str, Any], generator: SchemaGenerator, **kwargs: object
+) -> dict[str, Any]:
     """Document the errors of each operation unless its view did: 400 when it takes query
     parameters or a body, 415 for a body of another media type, 403 (not logged in, credentials
     not valid, or not allowed), 404 when its path names an object. A drf-spectacular

@@ -2,22 +2,42 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Generic, TypedDict, TypeVar, cast
 
+from django.core.files.uploadedfile import UploadedFile
 from django.urls import reverse
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+from rest_framework.request import Request
 
 from arena.bots import services as bots
-from arena.bots.models import NAME_MAX_LENGTH, NAME_RULE, Bot, BotVersion
+from arena.bots.models import DESCRIPTION_MAX_LENGTH, NAME_MAX_LENGTH, NAME_RULE, Bot, BotVersion
 from arena.games.models import Match, Rating, RatingPoint, Variant
+from arena.jsontypes import JSONObject
 from arena.tournaments import limits
 from arena.tournaments.models import Tournament
 
+if TYPE_CHECKING:
+    from arena.tournaments.services import Standing
 
-def _absolute(context: dict[str, Any], path: str) -> str:
-    request = context.get("request")
+
+def _absolute(serializer: serializers.BaseSerializer, path: str) -> str:
+    """``path`` as a full URL when the serializer has the request in its context."""
+    request: Request | None = serializer.context.get("request")
     return request.build_absolute_uri(path) if request is not None else path
+
+
+Data = TypeVar("Data")
+
+
+# A serializer of input; Data is the shape of what it validates. (Comments, not docstrings:
+# the API's schema shows a serializer's docstring as the description of its component.)
+class InputSerializer(serializers.Serializer, Generic[Data]):
+    def checked(self) -> Data:
+        """The validated data (a 400 says what is wrong)."""
+        self.is_valid(raise_exception=True)
+        # The subclass's fields make the validated data what Data describes.
+        return cast(Data, self.validated_data)
 
 
 class RatingBriefSerializer(serializers.ModelSerializer):
@@ -26,9 +46,18 @@ class RatingBriefSerializer(serializers.ModelSerializer):
         fields = ("variant", "elo", "error", "games", "points", "rank")
 
 
+class CheckReport(TypedDict):
+    lines: list[str]
+    transcript: JSONObject | None
+    stderr_tail: str
+
+
 class VersionSerializer(serializers.ModelSerializer):
-    bot = serializers.SlugRelatedField(slug_field="name", read_only=True)
-    label = serializers.CharField(read_only=True)
+    bot: serializers.SlugRelatedField[Bot] = serializers.SlugRelatedField(
+        slug_field="name", read_only=True
+    )
+    # DRF's metaclass takes declared fields out of the class, so this never hides Field.label.
+    label = serializers.CharField(read_only=True)  # type: ignore[assignment]  # a field, see above
     ratings = RatingBriefSerializer(many=True, read_only=True)
     check_report = serializers.SerializerMethodField(
         help_text="The check's lines, failing game transcript and stderr tail (owner only)."
@@ -59,7 +88,7 @@ class VersionSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     def _owner(self, obj: BotVersion) -> bool:
-        request = self.context.get("request")
+        request: Request | None = self.context.get("request")
         return request is not None and bots.can_manage(request.user, obj.bot)
 
     @extend_schema_field(
@@ -73,7 +102,7 @@ class VersionSerializer(serializers.ModelSerializer):
             },
         }
     )
-    def get_check_report(self, obj: BotVersion) -> dict[str, Any] | None:
+    def get_check_report(self, obj: BotVersion) -> CheckReport | None:
         if not self._owner(obj):
             return None
         return {"lines": obj.report, "transcript": obj.transcript, "stderr_tail": obj.stderr_tail}
@@ -82,7 +111,7 @@ class VersionSerializer(serializers.ModelSerializer):
     def get_source_url(self, obj: BotVersion) -> str | None:
         if not self._owner(obj):
             return None
-        return _absolute(self.context, reverse("api-version-source", args=[obj.pk]))
+        return _absolute(self, reverse("api-version-source", args=[obj.pk]))
 
 
 class BotSerializer(serializers.ModelSerializer):
@@ -105,13 +134,19 @@ class BotSerializer(serializers.ModelSerializer):
         read_only_fields = ("url", "name", "owner", "status", "trusted", "created_at", "versions")
 
 
-class BotCreateSerializer(serializers.Serializer):
+class BotCreate(TypedDict):
+    name: str
+    description: str
+    file: UploadedFile
+
+
+class BotCreateSerializer(InputSerializer[BotCreate]):
     name = serializers.SlugField(max_length=NAME_MAX_LENGTH, help_text=NAME_RULE)
     description = serializers.CharField(
         required=False,
         allow_blank=True,
         default="",
-        max_length=Bot._meta.get_field("description").max_length,
+        max_length=DESCRIPTION_MAX_LENGTH,
     )
     file = serializers.FileField(
         help_text="A .zip or .tar.gz of a folder with bot.toml, or one executable file."
@@ -127,7 +162,11 @@ class BotCreateSerializer(serializers.Serializer):
         return value
 
 
-class VersionCreateSerializer(serializers.Serializer):
+class VersionCreate(TypedDict):
+    file: UploadedFile
+
+
+class VersionCreateSerializer(InputSerializer[VersionCreate]):
     file = serializers.FileField(
         help_text="A .zip or .tar.gz of a folder with bot.toml, or one executable file."
     )
@@ -197,9 +236,9 @@ class MatchSerializer(serializers.ModelSerializer):
         if obj.status not in (Match.Status.FINISHED, Match.Status.ABORTED):
             return None
         return {
-            "record": _absolute(self.context, reverse("match-record", args=[obj.pk])),
-            "record_short": _absolute(self.context, reverse("match-record-short", args=[obj.pk])),
-            "transcript": _absolute(self.context, reverse("match-transcript", args=[obj.pk])),
+            "record": _absolute(self, reverse("match-record", args=[obj.pk])),
+            "record_short": _absolute(self, reverse("match-record-short", args=[obj.pk])),
+            "transcript": _absolute(self, reverse("match-transcript", args=[obj.pk])),
         }
 
 
@@ -239,7 +278,7 @@ class TournamentSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Tournament
-        fields = (
+        fields: tuple[str, ...] = (
             "id",
             "name",
             "organiser",
@@ -253,17 +292,26 @@ class TournamentSerializer(serializers.ModelSerializer):
             "entrants",
             "archive",
         )
-        read_only_fields = fields
+        read_only_fields: tuple[str, ...] = fields
 
     def get_entrants(self, obj: Tournament) -> list[str]:
         return [e.version.label for e in obj.entries.select_related("version__bot")]
 
     @extend_schema_field(serializers.URLField())
     def get_archive(self, obj: Tournament) -> str:
-        return _absolute(self.context, reverse("tournament-archive", args=[obj.pk]))
+        return _absolute(self, reverse("tournament-archive", args=[obj.pk]))
 
 
-class TournamentCreateSerializer(serializers.Serializer):
+class TournamentCreate(TypedDict):
+    name: str
+    variant: str
+    time_control: str
+    games_per_pair: int
+    bots: list[str]
+    rated: bool
+
+
+class TournamentCreateSerializer(InputSerializer[TournamentCreate]):
     name = serializers.CharField(max_length=limits.NAME_MAX_LENGTH)
     variant = serializers.ChoiceField(choices=Variant.choices)
     time_control = serializers.CharField(
@@ -320,7 +368,7 @@ class TournamentDetailSerializer(TournamentSerializer):
         return dict(ProgressSerializer(services.progress(obj)).data)
 
     @extend_schema_field(StandingSerializer(many=True))
-    def get_standings(self, obj: Tournament) -> list[Any]:
+    def get_standings(self, obj: Tournament) -> list[JSONObject]:
         return list(StandingSerializer(self._table(obj), many=True).data)
 
     @extend_schema_field(
@@ -335,10 +383,10 @@ class TournamentDetailSerializer(TournamentSerializer):
 
         return [cells for _, cells in services.crosstable(self._table(obj))]
 
-    def _table(self, obj: Tournament) -> list[Any]:
+    def _table(self, obj: Tournament) -> list[Standing]:
         from arena.tournaments import services
 
-        cache = self.context.setdefault("_standings", {})
+        cache: dict[int, list[Standing]] = self.context.setdefault("_standings", {})
         if obj.pk not in cache:
             cache[obj.pk] = services.standings(obj)
         return cache[obj.pk]
@@ -348,17 +396,42 @@ class TournamentDetailSerializer(TournamentSerializer):
 # The filters of the lists: validated (a 400 names what is wrong) and documented from one place.
 
 
-class BotFilterSerializer(serializers.Serializer):
+# A list's query parameters.
+class FilterSerializer(InputSerializer[Data]):
+    @classmethod
+    def parse(cls, request: Request) -> Data:
+        """The request's query parameters, checked (a 400 says what is wrong). A plain dict
+        (the last value of each), so that a blank value is checked like any other."""
+        return cls(data=request.query_params.dict()).checked()
+
+
+class BotFilter(TypedDict, total=False):
+    owner: str
+
+
+class BotFilterSerializer(FilterSerializer[BotFilter]):
     owner = serializers.CharField(required=False, allow_blank=True, help_text="A user name.")
 
 
-class VersionFilterSerializer(serializers.Serializer):
+class VersionFilter(TypedDict, total=False):
+    status: str
+
+
+class VersionFilterSerializer(FilterSerializer[VersionFilter]):
     status = serializers.ChoiceField(
         choices=BotVersion.Status.choices, required=False, allow_blank=True
     )
 
 
-class MatchFilterSerializer(serializers.Serializer):
+class MatchFilter(TypedDict, total=False):
+    variant: str
+    status: str
+    kind: str
+    bot: str
+    tournament: int
+
+
+class MatchFilterSerializer(FilterSerializer[MatchFilter]):
     variant = serializers.ChoiceField(choices=Variant.choices, required=False, allow_blank=True)
     status = serializers.ChoiceField(choices=Match.Status.choices, required=False, allow_blank=True)
     kind = serializers.ChoiceField(choices=Match.Kind.choices, required=False, allow_blank=True)
@@ -366,10 +439,19 @@ class MatchFilterSerializer(serializers.Serializer):
     tournament = serializers.IntegerField(required=False, min_value=1, max_value=2**63 - 1)
 
 
-class RatingFilterSerializer(serializers.Serializer):
-    variant = serializers.ChoiceField(choices=Variant.choices, default=Variant.YINSH)
+class RatingFilter(TypedDict):
+    variant: str
+    all: bool
+
+
+class RatingFilterSerializer(FilterSerializer[RatingFilter]):
+    variant = serializers.ChoiceField(choices=Variant.choices, default=Variant("yinsh"))
     all = serializers.BooleanField(default=False, help_text="Include retired versions.")
 
 
-class HistoryFilterSerializer(serializers.Serializer):
+class HistoryFilter(TypedDict, total=False):
+    variant: str
+
+
+class HistoryFilterSerializer(FilterSerializer[HistoryFilter]):
     variant = serializers.ChoiceField(choices=Variant.choices, required=False, allow_blank=True)

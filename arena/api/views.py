@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
 from django.conf import settings
+from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.db.models import Prefetch, Q, QuerySet
 from django.http import FileResponse, HttpRequest, HttpResponse, JsonResponse
@@ -29,11 +30,16 @@ from arena.games.models import Match, MatchRecord, Rating
 from arena.tournaments import services as tournaments
 from arena.tournaments.models import Tournament
 
+#: A tournament's pause, resume or cancel: True if done, False if its status forbids it now.
+Transition = Callable[[User | AnonymousUser, Tournament], bool]
+
 
 class IsOwnerOrReadOnly(permissions.BasePermission):
     """Anyone reads; only the bot's owner changes or deletes it."""
 
-    def has_object_permission(self, request: Request, view: Any, obj: Any) -> bool:
+    def has_object_permission(
+        self, request: Request, view: drf_views.APIView, obj: Bot | BotVersion
+    ) -> bool:
         if request.method in permissions.SAFE_METHODS:
             return True
         bot = obj if isinstance(obj, Bot) else obj.bot
@@ -42,14 +48,6 @@ class IsOwnerOrReadOnly(permissions.BasePermission):
 
 def _versions() -> QuerySet[BotVersion]:
     return BotVersion.objects.select_related("bot").prefetch_related("ratings")
-
-
-def _query(request: Request, serializer: type[serializers.Serializer]) -> dict[str, Any]:
-    """The request's query parameters, checked by ``serializer`` (a 400 says what is wrong).
-    A plain dict (the last value of each), so that a blank value is checked like any other."""
-    data = serializer(data=request.query_params.dict())
-    data.is_valid(raise_exception=True)
-    return dict(data.validated_data)
 
 
 @extend_schema(tags=["bots"])
@@ -70,7 +68,7 @@ class BotViewSet(
     http_method_names = ["get", "post", "patch", "delete", "head", "options"]
 
     @extend_schema(parameters=[s.BotFilterSerializer])
-    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+    def list(self, request: Request, *args: object, **kwargs: object) -> Response:
         return super().list(request, *args, **kwargs)
 
     def get_queryset(self) -> QuerySet[Bot]:
@@ -78,12 +76,12 @@ class BotViewSet(
             Prefetch("versions", queryset=_versions().order_by("-number"))
         )
         if self.action == "list":
-            owner = _query(self.request, s.BotFilterSerializer).get("owner")
+            owner = s.BotFilterSerializer.parse(self.request).get("owner")
             if owner:
                 qs = qs.filter(owner__username=owner)
         return qs.order_by("name")
 
-    def get_serializer_class(self) -> type:
+    def get_serializer_class(self) -> type[serializers.BaseSerializer[Bot]]:
         if self.action == "partial_update":
             return s.BotUpdateSerializer
         return s.BotSerializer
@@ -94,16 +92,15 @@ class BotViewSet(
     )
     def create(self, request: Request) -> Response:
         """Upload a new bot (its first version). The check runs in a worker."""
-        data = s.BotCreateSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        f = data.validated_data["file"]
+        data = s.BotCreateSerializer(data=request.data).checked()
+        f = data["file"]
         try:
             version = bots.create_bot(
                 request.user,
-                data.validated_data["name"],
+                data["name"],
                 f,
-                filename=f.name,
-                description=data.validated_data["description"],
+                filename=f.name or "",
+                description=data["description"],
             )
         except UploadError as e:
             raise ValidationError({"file": [str(e)]}) from None
@@ -120,7 +117,7 @@ class BotViewSet(
         bots.update_bot(request.user, bot, description=description)
         return Response(s.BotSerializer(bot, context=self.get_serializer_context()).data)
 
-    def update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+    def update(self, request: Request, *args: object, **kwargs: str) -> Response:
         return self.partial_update(request, kwargs["name"])
 
     def destroy(self, request: Request, name: str) -> Response:
@@ -143,11 +140,9 @@ class BotViewSet(
         if request.method == "GET":
             qs = _versions().filter(bot=bot).order_by("-number")
             return Response(s.VersionSerializer(qs, many=True, context=ctx).data)
-        data = s.VersionCreateSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        f = data.validated_data["file"]
+        f = s.VersionCreateSerializer(data=request.data).checked()["file"]
         try:
-            version = bots.add_version(request.user, bot, f, filename=f.name)
+            version = bots.add_version(request.user, bot, f, filename=f.name or "")
         except UploadError as e:
             raise ValidationError({"file": [str(e)]}) from None
         return Response(s.VersionSerializer(version, context=ctx).data, status=201)
@@ -160,13 +155,13 @@ class VersionViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = s.VersionSerializer
 
     @extend_schema(parameters=[s.VersionFilterSerializer])
-    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+    def list(self, request: Request, *args: object, **kwargs: object) -> Response:
         return super().list(request, *args, **kwargs)
 
     def get_queryset(self) -> QuerySet[BotVersion]:
         qs = _versions().order_by("-pk")
         if self.action == "list":
-            st = _query(self.request, s.VersionFilterSerializer).get("status")
+            st = s.VersionFilterSerializer.parse(self.request).get("status")
             if st:
                 qs = qs.filter(status=st)
         return qs
@@ -193,7 +188,7 @@ class VersionViewSet(viewsets.ReadOnlyModelViewSet):
         """The version's rating history (one point per fit that changed its games)."""
         version = self.get_object()
         qs = version.rating_history.order_by("at")
-        variant = _query(request, s.HistoryFilterSerializer).get("variant")
+        variant = s.HistoryFilterSerializer.parse(request).get("variant")
         if variant:
             qs = qs.filter(variant=variant)
         return Response(s.RatingPointSerializer(qs, many=True).data)
@@ -206,14 +201,14 @@ class MatchViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = s.MatchSerializer
 
     @extend_schema(parameters=[s.MatchFilterSerializer])
-    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+    def list(self, request: Request, *args: object, **kwargs: object) -> Response:
         return super().list(request, *args, **kwargs)
 
     def get_queryset(self) -> QuerySet[Match]:
         qs = Match.objects.select_related("white__bot", "black__bot").order_by("-id")
         if self.action != "list":
             return qs
-        p = _query(self.request, s.MatchFilterSerializer)
+        p = s.MatchFilterSerializer.parse(self.request)
         for field in ("variant", "status", "kind"):
             if p.get(field):
                 qs = qs.filter(**{field: p[field]})
@@ -252,11 +247,11 @@ class RatingViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
     serializer_class = s.LeaderboardRowSerializer
 
     @extend_schema(parameters=[s.RatingFilterSerializer])
-    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+    def list(self, request: Request, *args: object, **kwargs: object) -> Response:
         return super().list(request, *args, **kwargs)
 
     def get_queryset(self) -> QuerySet[Rating]:
-        p = _query(self.request, s.RatingFilterSerializer)
+        p = s.RatingFilterSerializer.parse(self.request)
         return ratings.leaderboard(p["variant"], include_retired=p["all"])
 
 
@@ -266,7 +261,7 @@ class TournamentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
 
     queryset = Tournament.objects.select_related("organiser").order_by("-id")
 
-    def get_serializer_class(self) -> type:
+    def get_serializer_class(self) -> type[serializers.BaseSerializer[Tournament]]:
         return s.TournamentDetailSerializer if self.action != "list" else s.TournamentSerializer
 
     @extend_schema(request=s.TournamentCreateSerializer, responses={201: s.TournamentSerializer})
@@ -274,9 +269,7 @@ class TournamentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
         """Create and start a tournament (organisers)."""
         if not tournaments.can_organise(request.user):
             raise PermissionDenied("you may not organise tournaments")
-        data = s.TournamentCreateSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        v = data.validated_data
+        v = s.TournamentCreateSerializer(data=request.data).checked()
         names = list(dict.fromkeys(v["bots"]))
         found = {b.name: b for b in Bot.objects.filter(name__in=names)}
         missing = [n for n in names if n not in found]
@@ -297,9 +290,9 @@ class TournamentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
         body = s.TournamentSerializer(t, context=self.get_serializer_context()).data
         return Response(body, status=status.HTTP_201_CREATED)
 
-    def _act(self, request: Request, pk: str, verb: str) -> Response:
+    def _act(self, request: Request, act: Transition) -> Response:
         t = self.get_object()
-        done = getattr(tournaments, verb)(request.user, t)
+        done = act(request.user, t)
         t.refresh_from_db()
         body = s.TournamentSerializer(t, context=self.get_serializer_context()).data
         return Response(body, status=200 if done else 409)
@@ -310,7 +303,7 @@ class TournamentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
     @action(detail=True, methods=["post"], permission_classes=[permissions.IsAuthenticated])
     def pause(self, request: Request, pk: str) -> Response:
         """Pause (organiser): queued games wait, running ones finish."""
-        return self._act(request, pk, "pause")
+        return self._act(request, tournaments.pause)
 
     @extend_schema(
         request=None, responses={200: s.TournamentSerializer, 409: s.TournamentSerializer}
@@ -318,7 +311,7 @@ class TournamentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
     @action(detail=True, methods=["post"], permission_classes=[permissions.IsAuthenticated])
     def resume(self, request: Request, pk: str) -> Response:
         """Resume a paused tournament (organiser)."""
-        return self._act(request, pk, "resume")
+        return self._act(request, tournaments.resume)
 
     @extend_schema(
         request=None, responses={200: s.TournamentSerializer, 409: s.TournamentSerializer}
@@ -326,7 +319,7 @@ class TournamentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
     @action(detail=True, methods=["post"], permission_classes=[permissions.IsAuthenticated])
     def cancel(self, request: Request, pk: str) -> Response:
         """Cancel (organiser): every game not finished is cancelled."""
-        return self._act(request, pk, "cancel")
+        return self._act(request, tournaments.cancel)
 
     @extend_schema(responses={(200, "application/zip"): OpenApiTypes.BINARY})
     @action(detail=True, methods=["get"])
@@ -339,13 +332,13 @@ class TournamentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
 
 
 @csrf_exempt
-def not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
+def not_found(request: HttpRequest, *args: object, **kwargs: object) -> JsonResponse:
     """Any other URL under /api/: a 404 in JSON like the API's own, not the site's HTML page
     (a name or id that does not fit its URL pattern ends here)."""
     return JsonResponse({"detail": "Not found."}, status=404)
 
 
-def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+def exception_handler(exc: Exception, context: dict[str, object]) -> Response | None:
     """DRF's handler, and a 400 that says why for the limits Django enforces while reading a
     request (instead of its bare HTML "Bad Request" page)."""
     if isinstance(exc, RequestDataTooBig):

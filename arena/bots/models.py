@@ -12,6 +12,8 @@ from django.db import models
 from django.db.models import Q
 from django.urls import reverse
 
+from arena.jsontypes import JSONObject
+
 #: A bot's name: part of its URLs, so it never changes. The one definition of the rule, for
 #: the model, the forms, the API and the error messages.
 NAME_MIN_LENGTH = 2
@@ -21,6 +23,8 @@ NAME_RULE = (
     f"{NAME_MIN_LENGTH} to {NAME_MAX_LENGTH} characters: lower-case letters, digits, - and _, "
     "starting with a letter or a digit"
 )
+#: The longest description a bot may have.
+DESCRIPTION_MAX_LENGTH = 2000
 
 
 class Bot(models.Model):
@@ -34,7 +38,7 @@ class Bot(models.Model):
         help_text=f"{NAME_RULE}; part of the bot's URLs, so it cannot change.",
     )
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, models.PROTECT, related_name="bots")
-    description = models.TextField(blank=True, max_length=2000)
+    description = models.TextField(blank=True, max_length=DESCRIPTION_MAX_LENGTH)
     #: Built-in bots only (set by the system, never through an upload): the referee may run them
     #: at a lower sandbox level than uploads need.
     trusted = models.BooleanField(default=False)
@@ -100,9 +104,11 @@ class BotVersion(models.Model):
     #: Why the version was rejected, in a sentence.
     reason = models.TextField(blank=True)
     #: What the check said, line by line (shown to the owner only).
-    report = models.JSONField(default=list, blank=True)
+    report: models.JSONField[list[str], list[str]] = models.JSONField(default=list, blank=True)
     #: The transcript of the failing game (owner only).
-    transcript = models.JSONField(null=True, blank=True)
+    transcript: models.JSONField[JSONObject | None, JSONObject | None] = models.JSONField(
+        null=True, blank=True
+    )
     stderr_tail = models.TextField(blank=True)
     #: From the manifest, once unpacked: the name and command the bot declares.
     declared_name = models.CharField(max_length=64, blank=True)

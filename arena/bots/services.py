@@ -22,10 +22,11 @@ import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import IO
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.db.models import F, Max, ProtectedError
@@ -36,6 +37,7 @@ from arena.bots import store
 from arena.bots.models import NAME_PATTERN, NAME_RULE, Bot, BotVersion
 from arena.bots.signals import bot_withdrawn
 from arena.bots.unpack import FILE, TARGZ, UploadError, detect_kind, safe_filename
+from arena.jsontypes import JSONObject
 
 log = logging.getLogger(__name__)
 V = BotVersion.Status
@@ -61,16 +63,12 @@ __all__ = [
 # ----------------------------------------------------------------------------- permissions
 
 
-def can_manage(user: Any, bot: Bot) -> bool:
+def can_manage(user: User | AnonymousUser, bot: Bot) -> bool:
     """Whether ``user`` may change the bot, upload versions, delete it or read its source."""
-    return bool(
-        user is not None
-        and user.is_authenticated
-        and (user.pk == bot.owner_id or user.is_superuser)
-    )
+    return bool(user.is_authenticated and (user.pk == bot.owner_id or user.is_superuser))
 
 
-def _require_manager(user: Any, bot: Bot) -> None:
+def _require_manager(user: User | AnonymousUser, bot: Bot) -> None:
     if not can_manage(user, bot):
         raise PermissionDenied(f"only the owner of {bot.name} may do this")
 
@@ -86,7 +84,7 @@ class StoredUpload:
     filename: str
 
 
-def _chunks(upload: BinaryIO) -> Iterable[bytes]:
+def _chunks(upload: IO[bytes]) -> Iterable[bytes]:
     chunks = getattr(upload, "chunks", None)
     if chunks is not None:
         yield from chunks()
@@ -95,7 +93,7 @@ def _chunks(upload: BinaryIO) -> Iterable[bytes]:
         yield block
 
 
-def store_upload(upload: BinaryIO, filename: str) -> StoredUpload:
+def store_upload(upload: IO[bytes], filename: str) -> StoredUpload:
     """Check an upload's size and type and keep its bytes in the bot store.
 
     Raises :class:`UploadError` with a message for the uploader; nothing is stored then.
@@ -132,10 +130,15 @@ def validate_name(name: str) -> str:
 
 
 def create_bot(
-    owner: Any, name: str, upload: BinaryIO, *, filename: str = "", description: str = ""
+    owner: User | AnonymousUser,
+    name: str,
+    upload: IO[bytes],
+    *,
+    filename: str = "",
+    description: str = "",
 ) -> BotVersion:
     """Create a bot and its first version from an upload (PENDING; its check is queued)."""
-    if not getattr(owner, "is_authenticated", False):
+    if not owner.is_authenticated:
         raise PermissionDenied("log in to upload a bot")
     validate_name(name)
     if Bot.objects.filter(name=name).exists():
@@ -149,7 +152,9 @@ def create_bot(
         raise UploadError(f"a bot called {name!r} exists already") from None
 
 
-def add_version(user: Any, bot: Bot, upload: BinaryIO, *, filename: str = "") -> BotVersion:
+def add_version(
+    user: User | AnonymousUser, bot: Bot, upload: IO[bytes], *, filename: str = ""
+) -> BotVersion:
     """Upload a new version of a bot (owner only). PENDING; its check is queued."""
     _require_manager(user, bot)
     if bot.status != Bot.Status.ACTIVE:
@@ -177,7 +182,7 @@ def _new_version(bot: Bot, stored: StoredUpload) -> BotVersion:
     return version
 
 
-def update_bot(user: Any, bot: Bot, *, description: str) -> Bot:
+def update_bot(user: User | AnonymousUser, bot: Bot, *, description: str) -> Bot:
     """Change a bot's description (owner only); the name never changes."""
     _require_manager(user, bot)
     bot.description = description.strip()
@@ -185,7 +190,7 @@ def update_bot(user: Any, bot: Bot, *, description: str) -> Bot:
     return bot
 
 
-def delete_bot(user: Any, bot: Bot) -> str:
+def delete_bot(user: User | AnonymousUser, bot: Bot) -> str:
     """Delete a bot that never played (owner only); one that did is withdrawn instead: its
     versions are retired and keep their games and ratings. Returns "deleted" or "withdrawn".
 
@@ -211,7 +216,7 @@ def delete_bot(user: Any, bot: Bot) -> str:
     return "withdrawn"
 
 
-def source_path(user: Any, version: BotVersion) -> Path:
+def source_path(user: User | AnonymousUser, version: BotVersion) -> Path:
     """The stored upload of a version, for its owner to download."""
     _require_manager(user, version.bot)
     return store.path(version.sha256)
@@ -256,7 +261,7 @@ class Verdict:
     accepted: bool
     lines: list[str]
     reason: str = ""
-    transcript: dict[str, Any] | None = None
+    transcript: JSONObject | None = None
     stderr_tail: str = ""
     declared_name: str = ""
     declared_version: str = ""
@@ -427,7 +432,7 @@ def _files(folder: Path) -> list[Path]:
     return [p for p in out if not p.is_symlink()]
 
 
-def system_user() -> Any:
+def system_user() -> User:
     """The user that owns the built-in bots (made on first use; it cannot log in)."""
     user_model = get_user_model()
     user, created = user_model.objects.get_or_create(username=settings.SYSTEM_USERNAME)

@@ -31,7 +31,7 @@ import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import BinaryIO
+from typing import IO
 
 from arena.referee.bots import MANIFEST, BotError, BotSpec
 from arena.referee.errors import InfrastructureError
@@ -174,7 +174,7 @@ class _Writer:
                         f"{'/'.join(parts)}: a file and a folder share a name"
                     ) from None
 
-    def file(self, name: str, parts: tuple[str, ...], source: BinaryIO, executable: bool) -> None:
+    def file(self, name: str, parts: tuple[str, ...], source: IO[bytes], executable: bool) -> None:
         if not parts:
             raise UnpackError(f"entry {name!r}: an empty name")
         self.files += 1

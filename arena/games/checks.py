@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from threading import Event
+from typing import TypedDict
 
 from django.conf import settings
 from django.db import transaction
@@ -27,6 +28,7 @@ from arena.bots.unpack import UnpackError
 from arena.games import runner
 from arena.games.ratings import anchor_version_id
 from arena.games.services import record_qualification
+from arena.jsontypes import JSONObject
 from arena.referee.bots import BotSpec
 from arena.referee.checkbot import check_bot
 from arena.referee.match import GameResult, TimeControl
@@ -93,7 +95,15 @@ def _qualification_opponent(version: BotVersion) -> BotVersion | None:
     return BotVersion.objects.select_related("bot").get(pk=anchor)
 
 
-def _declared(spec: BotSpec | None) -> dict[str, str]:
+class _Declared(TypedDict, total=False):
+    """What the bot's manifest declares, as :class:`~arena.bots.services.Verdict` keeps it."""
+
+    declared_name: str
+    declared_version: str
+    command: str
+
+
+def _declared(spec: BotSpec | None) -> _Declared:
     if spec is None:
         return {}
     return {
@@ -108,7 +118,7 @@ def _rejected(
     reason: str,
     spec: BotSpec | None,
     *,
-    transcript: dict[str, object] | None = None,
+    transcript: JSONObject | None = None,
     stderr_tail: str = "",
 ) -> _Outcome:
     return _Outcome(

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
 
 from django.http import HttpResponse
 
 from arena.games.models import MatchRecord
+from arena.jsontypes import JSON
 
 RECORD_TYPE = "text/plain; charset=utf-8"
 JSON_TYPE = "application/json"
@@ -38,7 +38,7 @@ def record(data: MatchRecord, *, long: bool = True) -> Download:
     return Download(text.encode(), f"match-{data.match_id}{suffix}.txt", RECORD_TYPE)
 
 
-def transcript_bytes(transcript: Any) -> bytes:
+def transcript_bytes(transcript: JSON) -> bytes:
     return (json.dumps(transcript, indent=1, ensure_ascii=False) + "\n").encode()
 
 

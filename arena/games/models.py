@@ -13,18 +13,28 @@ the matches at any time.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.db import models
 from django.db.models import Q
 from django.urls import reverse
 
 import engine
 from arena.bots.models import BotVersion
+from arena.jsontypes import JSONObject
 
-#: The games, as the engine defines them (all of them: YINSH, Blitz, Yangsh, Yangsh with
-#: seven pawns): ``Variant.YINSH == "yinsh"``, labelled with the variant's title.
-Variant = models.TextChoices(  # type: ignore[misc]  # the functional form, built from the engine
-    "Variant", [(name.upper(), (name, v.title)) for name, v in engine.VARIANTS.items()]
-)
+if TYPE_CHECKING:
+
+    class Variant(models.TextChoices):
+        """Its members are the engine's variants, known only when it runs: look one up by
+        value (``Variant("yinsh")``)."""
+
+else:
+    #: The games, as the engine defines them (all of them: YINSH, Blitz, Yangsh, Yangsh with
+    #: seven pawns): ``Variant.YINSH == "yinsh"``, labelled with the variant's title.
+    Variant = models.TextChoices(
+        "Variant", [(name.upper(), (name, v.title)) for name, v in engine.VARIANTS.items()]
+    )
 
 
 class Match(models.Model):
@@ -133,7 +143,7 @@ class MatchRecord(models.Model):
     record = models.TextField()
     #: The record file in the short notation.
     record_short = models.TextField()
-    transcript = models.JSONField()
+    transcript: models.JSONField[JSONObject, JSONObject] = models.JSONField()
 
     def __str__(self) -> str:
         return f"record of match #{self.match_id}"

@@ -5,12 +5,10 @@ Connected in :meth:`arena.games.apps.GamesConfig.ready`.
 
 from __future__ import annotations
 
-from typing import Any
-
 from arena.games.models import Match
 
 
-def cancel_ladder_matches(sender: Any, *, version_ids: list[int], **kwargs: Any) -> None:
+def cancel_ladder_matches(sender: object, *, version_ids: list[int], **kwargs: object) -> None:
     """A withdrawn bot's ladder matches that have not started are cancelled."""
     waiting = Match.objects.filter(
         kind=Match.Kind.LADDER, status__in=[Match.Status.PENDING, Match.Status.QUEUED]

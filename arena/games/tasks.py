@@ -7,9 +7,7 @@ policy: they retry only when the machine failed, never because of what a bot did
 
 from __future__ import annotations
 
-from typing import Any
-
-from celery import shared_task
+from celery import Task, shared_task
 from django.conf import settings
 
 from arena import worker
@@ -17,13 +15,13 @@ from arena.games import checks, ladder, ratings, services, sweeper
 
 
 @shared_task(name=worker.PLAY_MATCH, bind=True, acks_late=True, max_retries=None)
-def play_match(self: Any, match_id: int) -> str:
+def play_match(self: Task[[int], str], match_id: int) -> str:
     """Claim, play and finish one match."""
     return worker.run(self, lambda: services.play(match_id, self.request.hostname or ""))
 
 
 @shared_task(name=worker.CHECK_VERSION, bind=True, acks_late=True, max_retries=None)
-def check_version(self: Any, version_id: int) -> str:
+def check_version(self: Task[[int], str], version_id: int) -> str:
     """Unpack and check an uploaded bot version; it becomes active or is rejected."""
     return worker.run(self, lambda: checks.check_version(version_id))
 

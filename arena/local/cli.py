@@ -8,7 +8,8 @@ import signal
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from types import FrameType
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.core.management.base import CommandError
@@ -16,6 +17,9 @@ from django.core.management.base import CommandError
 import engine
 from arena.referee.bots import BotError, BotSpec
 from arena.referee.match import ROOT, TimeControl, sandbox_settings
+
+if TYPE_CHECKING:
+    from arena.referee.sandbox import Sandbox
 
 BUILTIN_BOTS = ROOT / "bots"
 
@@ -45,7 +49,7 @@ def variant_name(text: str) -> str:
         raise CommandError(str(e)) from None
 
 
-def make_sandbox(*, no_sandbox: bool) -> Any:
+def make_sandbox(*, no_sandbox: bool) -> Sandbox:
     """The sandbox for local games, with the protection level described in one paragraph.
 
     ``--no-sandbox`` runs bots as plain processes (trusted local bots only).
@@ -70,7 +74,7 @@ def make_sandbox(*, no_sandbox: bool) -> Any:
     return box
 
 
-def describe_sandbox(box: Any, *, no_sandbox: bool) -> str:
+def describe_sandbox(box: Sandbox, *, no_sandbox: bool) -> str:
     if no_sandbox:
         return (
             "Sandbox: none (--no-sandbox): bots run as plain processes with your rights; "
@@ -84,7 +88,7 @@ def interruptible() -> Iterator[threading.Event]:
     """An event set by the first Ctrl-C (SIGINT); a second Ctrl-C interrupts at once."""
     cancel = threading.Event()
 
-    def handler(signum: int, frame: Any) -> None:
+    def handler(signum: int, frame: FrameType | None) -> None:
         if cancel.is_set():
             raise KeyboardInterrupt
         cancel.set()

@@ -16,9 +16,10 @@ import re
 import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypeGuard
 
 from django.conf import settings
+from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Count
@@ -44,19 +45,16 @@ class TournamentError(ValueError):
 # ----------------------------------------------------------------------------- permissions
 
 
-def can_organise(user: Any) -> bool:
-    """Whether the user may create tournaments."""
-    if not getattr(user, "is_authenticated", False):
+def can_organise(user: User | AnonymousUser) -> TypeGuard[User]:
+    """Whether the user may create tournaments (only a user who has logged in may)."""
+    if not user.is_authenticated:
         return False
     return bool(settings.OPEN_TOURNAMENTS or user.has_perm("tournaments.organise_tournament"))
 
 
-def can_control(user: Any, tournament: Tournament) -> bool:
+def can_control(user: User | AnonymousUser, tournament: Tournament) -> bool:
     """Whether the user may pause, resume or cancel the tournament (its organiser, staff)."""
-    return bool(
-        getattr(user, "is_authenticated", False)
-        and (user.pk == tournament.organiser_id or user.is_staff)
-    )
+    return bool(user.is_authenticated and (user.pk == tournament.organiser_id or user.is_staff))
 
 
 # ----------------------------------------------------------------------------- creating
@@ -113,7 +111,7 @@ def rounds(n: int) -> list[list[tuple[int, int]]]:
 
 
 def create(
-    organiser: Any,
+    organiser: User | AnonymousUser,
     *,
     name: str,
     variant: str,
@@ -216,7 +214,7 @@ def release(tournament_id: int) -> int:
         return queued
 
 
-def pause(user: Any, tournament: Tournament) -> bool:
+def pause(user: User | AnonymousUser, tournament: Tournament) -> bool:
     """RUNNING -> PAUSED; its queued matches go back to pending (running ones finish)."""
     if not can_control(user, tournament):
         raise PermissionDenied("only the organiser may pause the tournament")
@@ -232,7 +230,7 @@ def pause(user: Any, tournament: Tournament) -> bool:
     return True
 
 
-def resume(user: Any, tournament: Tournament) -> bool:
+def resume(user: User | AnonymousUser, tournament: Tournament) -> bool:
     """PAUSED -> RUNNING, and release matches again."""
     if not can_control(user, tournament):
         raise PermissionDenied("only the organiser may resume the tournament")
@@ -245,7 +243,7 @@ def resume(user: Any, tournament: Tournament) -> bool:
     return True
 
 
-def cancel(user: Any, tournament: Tournament) -> bool:
+def cancel(user: User | AnonymousUser, tournament: Tournament) -> bool:
     """Cancel a running or paused tournament: every match not finished is cancelled (a running
     game is stopped by its worker at the next heartbeat, its result discarded)."""
     if not can_control(user, tournament):

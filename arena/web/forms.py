@@ -8,20 +8,20 @@ from django import forms
 from django.conf import settings
 from django.contrib.auth.forms import UserCreationForm
 
-from arena.bots.models import NAME_MAX_LENGTH, NAME_RULE, Bot, BotVersion
+from arena.bots.models import DESCRIPTION_MAX_LENGTH, NAME_MAX_LENGTH, NAME_RULE, Bot, BotVersion
 from arena.games.models import Variant
 from arena.tournaments import limits
 
 
 class SignUpForm(UserCreationForm):
-    class Meta(UserCreationForm.Meta):
+    class Meta(UserCreationForm.Meta):  # type: ignore[name-defined]  # django-stubs omit this Meta
         fields = ("username",)
 
 
 class BotFileField(forms.FileField):
     """The upload: a .zip or .tar.gz folder with bot.toml, or a single executable file."""
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, **kwargs: Any) -> None:  # forms.FileField's options, passed on
         kwargs.setdefault(
             "help_text",
             "A .zip or .tar.gz of a folder with bot.toml, or one executable file (a script "
@@ -38,7 +38,7 @@ class BotUploadForm(forms.Form):
     description = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 3}),
         required=False,
-        max_length=Bot._meta.get_field("description").max_length,
+        max_length=DESCRIPTION_MAX_LENGTH,
     )
     file = BotFileField()
 
@@ -80,7 +80,7 @@ class TournamentForm(forms.Form):
     )
     rated = forms.BooleanField(required=False, initial=True)
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:  # forms.Form's, passed on
         super().__init__(*args, **kwargs)
         field = self.fields["bots"]
         assert isinstance(field, forms.ModelMultipleChoiceField)

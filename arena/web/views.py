@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from datetime import datetime
 
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.db.models import Q
@@ -38,6 +40,12 @@ from arena.web.plots import Series, history_svg
 
 RECENT = 20
 LEADERBOARD_PAGE = 100
+
+
+class AuthenticatedHttpRequest(HttpRequest):
+    """The request a view behind ``login_required`` gets: its user has logged in."""
+
+    user: User
 
 
 def _variant(name: str) -> str:
@@ -86,7 +94,7 @@ def signup(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
-def token(request: HttpRequest) -> HttpResponse:
+def token(request: AuthenticatedHttpRequest) -> HttpResponse:
     """Show the user's API token; POST makes a new one (the old one stops working)."""
     if request.method == "POST":
         Token.objects.filter(user=request.user).delete()
@@ -138,7 +146,9 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
     for r in Rating.objects.filter(version__in=vids).order_by("variant"):
         by_version[r.version_id].append(r)
     labels = {v.pk: v.label for v in versions}
-    history: dict[str, dict[int, list[tuple]]] = defaultdict(lambda: defaultdict(list))
+    history: dict[str, dict[int, list[tuple[datetime, float]]]] = defaultdict(
+        lambda: defaultdict(list)
+    )
     for vid, variant, at, elo in (
         RatingPoint.objects.filter(version__in=vids)
         .order_by("at")
@@ -172,7 +182,7 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
 
 
 @login_required
-def upload(request: HttpRequest) -> HttpResponse:
+def upload(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = forms.BotUploadForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         f = form.cleaned_data["file"]
@@ -193,7 +203,7 @@ def upload(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
-def upload_version(request: HttpRequest, name: str) -> HttpResponse:
+def upload_version(request: AuthenticatedHttpRequest, name: str) -> HttpResponse:
     bot = get_object_or_404(Bot, name=name)
     if not bots.can_manage(request.user, bot):
         raise PermissionDenied
@@ -211,7 +221,7 @@ def upload_version(request: HttpRequest, name: str) -> HttpResponse:
 
 
 @login_required
-def bot_edit(request: HttpRequest, name: str) -> HttpResponse:
+def bot_edit(request: AuthenticatedHttpRequest, name: str) -> HttpResponse:
     bot = get_object_or_404(Bot, name=name)
     if not bots.can_manage(request.user, bot):
         raise PermissionDenied
@@ -224,7 +234,7 @@ def bot_edit(request: HttpRequest, name: str) -> HttpResponse:
 
 @login_required
 @require_POST
-def bot_delete(request: HttpRequest, name: str) -> HttpResponse:
+def bot_delete(request: AuthenticatedHttpRequest, name: str) -> HttpResponse:
     bot = get_object_or_404(Bot, name=name)
     outcome = bots.delete_bot(request.user, bot)
     if outcome == "deleted":
@@ -244,14 +254,16 @@ def _own_version(request: HttpRequest, name: str, number: int) -> BotVersion:
 
 
 @login_required
-def version_source(request: HttpRequest, name: str, number: int) -> HttpResponseBase:
+def version_source(request: AuthenticatedHttpRequest, name: str, number: int) -> HttpResponseBase:
     version = _own_version(request, name, number)
     path = bots.source_path(request.user, version)
     return FileResponse(path.open("rb"), as_attachment=True, filename=bots.source_filename(version))
 
 
 @login_required
-def version_check_transcript(request: HttpRequest, name: str, number: int) -> HttpResponse:
+def version_check_transcript(
+    request: AuthenticatedHttpRequest, name: str, number: int
+) -> HttpResponse:
     version = _own_version(request, name, number)
     if version.transcript is None:
         raise Http404("no transcript")
@@ -355,7 +367,7 @@ def tournament_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 @login_required
-def tournament_create(request: HttpRequest) -> HttpResponse:
+def tournament_create(request: AuthenticatedHttpRequest) -> HttpResponse:
     if not tournaments.can_organise(request.user):
         raise PermissionDenied("you may not organise tournaments")
     form = forms.TournamentForm(request.POST or None)
@@ -380,7 +392,7 @@ def tournament_create(request: HttpRequest) -> HttpResponse:
 
 @login_required
 @require_POST
-def tournament_action(request: HttpRequest, pk: int, action: str) -> HttpResponse:
+def tournament_action(request: AuthenticatedHttpRequest, pk: int, action: str) -> HttpResponse:
     t = get_object_or_404(Tournament, pk=pk)
     act = {"pause": tournaments.pause, "resume": tournaments.resume, "cancel": tournaments.cancel}
     if action not in act:

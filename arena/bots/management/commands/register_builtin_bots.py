@@ -12,7 +12,7 @@ from arena.bots import services
 class Command(BaseCommand):
     help = "Register the built-in bots (random, greedy, search) from bots/; they are checked."
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    def handle(self, *args: object, **options: Any) -> None:
         created = services.register_builtin_bots()
         for v in created:
             self.stdout.write(f"registered {v.label}; its check is queued")

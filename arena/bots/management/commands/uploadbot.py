@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import re
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
@@ -29,7 +29,7 @@ class Command(BaseCommand):
         parser.add_argument("--name", help="the bot's name (default: from the file name)")
         parser.add_argument("--description", default="")
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    def handle(self, *args: object, **options: Any) -> None:
         path: Path = options["path"]
         if not path.exists():
             raise CommandError(f"{path}: no such file or folder")
@@ -39,7 +39,7 @@ class Command(BaseCommand):
             raise CommandError(f"no user {options['owner']!r} (create it first)") from None
         name = options["name"] or _default_name(path)
         if path.is_dir():
-            upload: Any = io.BytesIO(services.pack_folder(path))
+            upload: IO[bytes] = io.BytesIO(services.pack_folder(path))
             filename = f"{path.name}.tar.gz"
         else:
             upload = File(path.open("rb"), name=path.name)

@@ -50,7 +50,7 @@ class Command(BaseCommand):
         parser.add_argument("--requests", type=int, default=30)
         parser.add_argument("--rounds", type=int, default=3)
 
-    def handle(self, *args: Any, **o: Any) -> None:
+    def handle(self, *args: object, **o: Any) -> None:
         getattr(self, f"_{o['part']}")(o)
 
     # ------------------------------------------------------------------------- games

@@ -40,7 +40,7 @@ class Command(BaseCommand):
         parser.add_argument("--history", type=int, default=30, help="rating points per version")
         parser.add_argument("--clear", action="store_true", help="remove bench data first")
 
-    def handle(self, *args: Any, **o: Any) -> None:
+    def handle(self, *args: object, **o: Any) -> None:
         rng = random.Random(o["seed"])
         started = time.perf_counter()
         if o["clear"]:

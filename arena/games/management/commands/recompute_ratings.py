@@ -16,7 +16,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--variant", choices=Variant.values, help="only this variant")
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    def handle(self, *args: object, **options: Any) -> None:
         for r in ratings.recompute(options["variant"]):
             self.stdout.write(
                 f"{r.variant}: {r.players} versions, {r.pairs} pairs, {r.results} results, "

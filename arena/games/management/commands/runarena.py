@@ -51,7 +51,7 @@ class Command(BaseCommand):
         parser.add_argument("--no-beat", action="store_true", help="do not start the scheduler")
         parser.add_argument("--no-worker", action="store_true", help="do not start a worker")
 
-    def handle(self, *args: Any, **options: Any) -> None:
+    def handle(self, *args: object, **options: Any) -> None:
         var = Path(settings.VAR_DIR)
         var.mkdir(parents=True, exist_ok=True)
         self.stdout.write(f"database: {_describe_db()}; broker: {_describe_broker()}")

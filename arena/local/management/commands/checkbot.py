@@ -28,7 +28,7 @@ class Command(BaseCommand):
             help="run the bot as a plain process (only for a bot you trust)",
         )
 
-    def handle(self, *args: Any, **opts: Any) -> None:
+    def handle(self, *args: object, **opts: Any) -> None:
         no_sandbox = opts["no_sandbox"]
         spec = cli.load_bot(opts["bot"], no_sandbox=no_sandbox)
         variant = cli.variant_name(opts["variant"])

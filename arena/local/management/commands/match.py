@@ -41,7 +41,7 @@ class Command(BaseCommand):
             help="run the bots as plain processes (only for bots you trust)",
         )
 
-    def handle(self, *args: Any, **opts: Any) -> None:
+    def handle(self, *args: object, **opts: Any) -> None:
         no_sandbox = opts["no_sandbox"]
         a = cli.load_bot(opts["bot_a"], no_sandbox=no_sandbox)
         b = cli.load_bot(opts["bot_b"], no_sandbox=no_sandbox)
@@ -79,7 +79,9 @@ class Command(BaseCommand):
             started = time.monotonic()
             done: list[FinishedGame] = []
 
-            def report(job: Job, game: FinishedGame | None, outcome: Any) -> None:
+            def report(
+                job: Job, game: FinishedGame | None, outcome: GameResult | Exception
+            ) -> None:
                 head = f"[{job.number:>{width}}/{games}]"
                 names = f"{job.config.white.name} - {job.config.black.name}"
                 if game is None:

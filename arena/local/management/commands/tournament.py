@@ -46,7 +46,7 @@ class Command(BaseCommand):
             help="run the bots as plain processes (only for bots you trust)",
         )
 
-    def handle(self, *args: Any, **opts: Any) -> None:
+    def handle(self, *args: object, **opts: Any) -> None:
         out: Path = opts["out"]
         no_sandbox = opts["no_sandbox"]
         if opts["concurrency"] < 1:
@@ -73,7 +73,9 @@ class Command(BaseCommand):
             started = time.monotonic()
             width = len(str(total))
 
-            def report(job: Job, game: FinishedGame | None, outcome: Any) -> None:
+            def report(
+                job: Job, game: FinishedGame | None, outcome: GameResult | Exception
+            ) -> None:
                 names = f"{job.config.white.name} - {job.config.black.name}"
                 if game is None:
                     what = (
