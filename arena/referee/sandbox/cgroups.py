@@ -12,6 +12,8 @@ A hybrid host with all four v1 controllers uses v1 (its v2 hierarchy has no cont
 Groups are created under ``<hierarchy mount>/<base name>/<slot name>``. Only root can create
 them; the sandbox joins a bot's first process to its group *before* dropping privileges, so
 every process the bot starts is accounted and limited there.
+
+Privileged: every write to the cgroup filesystems, and the kill-all of a group, is here.
 """
 
 from __future__ import annotations
