@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import engine
 from arena.referee import protocol
 from arena.referee.bots import BotSpec
+from arena.referee.errors import InfrastructureError
 from arena.referee.protocol import ActionReply, ProtocolError, Ready, RequestEncoder
 from arena.referee.transport import (
     Cancelled,
@@ -127,7 +128,7 @@ def sandbox_settings(level: Any = None, **overrides: Any) -> Any:
     return sb.SandboxSettings(**overrides)
 
 
-class RefereeError(RuntimeError):
+class RefereeError(InfrastructureError):
     """An infrastructure failure (the sandbox cannot start, the disk is full...): retry later."""
 
 
@@ -365,21 +366,21 @@ class Referee:
     ) -> GameResult:
         """Play one game: launch both bots, run the game, stop both bots, return the result.
 
-        Raises ``SandboxUnavailable`` (from the sandbox) for untrusted bots on a host without an
-        adequate sandbox, :class:`RefereeError` when the bots cannot be started for a reason
-        that is not theirs, ``ValueError`` for a bad configuration (variant, opening).
+        Raises an :class:`~arena.referee.errors.InfrastructureError` when a bot cannot be
+        started for a reason that is not its own: ``SandboxUnavailable`` (from the sandbox) for
+        an untrusted bot on a host without an adequate sandbox, ``SlotsExhausted``, a
+        ``CgroupError``, or :class:`RefereeError` for any other failure of the machine (a
+        missing bot folder, a full disk). Nothing is then recorded against either bot, and
+        neither bot is left running. Raises ``ValueError`` for a bad configuration (variant,
+        opening).
         """
         _check_config(config)
         sandbox = self.sandbox
         transports: dict[engine.Color, PipeTransport | None] = {_WHITE: None, _BLACK: None}
-        failures: dict[engine.Color, str] = {}
         scratch: list[Path] = []
         try:
             for color, spec in ((_WHITE, config.white), (_BLACK, config.black)):
-                try:
-                    transports[color] = self._launch(sandbox, spec, scratch, cancel)
-                except _LaunchFailed as e:
-                    failures[color] = str(e)
+                transports[color] = self._launch(sandbox, spec, scratch, cancel)
             return self.run(
                 config,
                 transports[_WHITE],
@@ -387,7 +388,6 @@ class Referee:
                 protection=_level_name(sandbox),
                 on_action=on_action,
                 cancel=cancel,
-                launch_failures=failures,
             )
         finally:
             for t in transports.values():
@@ -404,23 +404,19 @@ class Referee:
         scratch: list[Path],
         cancel: threading.Event | None,
     ) -> PipeTransport:
-        from arena.referee import sandbox as sb
-
         folder = spec.folder
-        if not spec.path.is_dir():
-            # A single-file bot sees its own file only, never its neighbours.
-            tmp = Path(tempfile.mkdtemp(prefix="yinsh-bot-"))
-            scratch.append(tmp)
-            shutil.copy2(spec.path, tmp / spec.path.name)
-            tmp.chmod(0o755)
-            folder = tmp
         try:
+            if not spec.path.is_dir():
+                # A single-file bot sees its own file only, never its neighbours.
+                tmp = Path(tempfile.mkdtemp(prefix="yinsh-bot-"))
+                scratch.append(tmp)
+                shutil.copy2(spec.path, tmp / spec.path.name)
+                tmp.chmod(0o755)
+                folder = tmp
             process = sandbox.launch(folder, list(spec.command), trusted=spec.trusted)
-        except sb.SandboxUnavailable:
-            raise
-        except FileNotFoundError as e:
-            raise _LaunchFailed(f"could not start: {e}") from None
-        except (OSError, sb.SandboxError) as e:  # type: ignore[attr-defined]
+        except InfrastructureError:
+            raise  # the sandbox's own: SandboxUnavailable, SlotsExhausted, CgroupError
+        except OSError as e:  # the bot's folder is gone, the disk is full...
             raise RefereeError(f"the sandbox could not start {spec.name}: {e}") from e
         return PipeTransport(process, line_limit=self.line_limit_bytes, cancel=cancel)
 
@@ -447,10 +443,6 @@ class Referee:
         return _Game(
             self, config, white, black, protection, on_action, cancel, clock, launch_failures or {}
         ).run()
-
-
-class _LaunchFailed(Exception):
-    pass
 
 
 def _level_name(sandbox: Any) -> str:

@@ -27,14 +27,17 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from arena.referee.errors import InfrastructureError
+
 __all__ = ["CgroupError", "CgroupLayout", "SlotCgroup", "detect"]
 
 V1_CONTROLLERS = ("memory", "pids", "cpuacct", "freezer")
 V2_CONTROLLERS = ("memory", "pids")
 
 
-class CgroupError(OSError):
-    """A cgroup operation failed (the message says which file)."""
+class CgroupError(OSError, InfrastructureError):
+    """A cgroup operation failed (the message says which file). An OSError first, so that its
+    errno is kept and callers that catch OSError still do."""
 
 
 def _read(path: Path) -> str:

@@ -10,6 +10,8 @@ import os
 import re
 from dataclasses import dataclass
 
+from arena.referee.errors import InfrastructureError
+
 __all__ = [
     "BOT_PATH",
     "DEFAULT_STATE_DIR",
@@ -63,11 +65,11 @@ class ProtectionLevel(enum.StrEnum):
         return {"none": 0, "namespace": 1, "full": 2}[self.value]
 
 
-class SandboxUnavailable(RuntimeError):
+class SandboxUnavailable(InfrastructureError):
     """The requested protection is not available, or is inadequate for an untrusted bot."""
 
 
-class SlotsExhausted(RuntimeError):
+class SlotsExhausted(InfrastructureError):
     """Every slot (per-bot uid and cgroup) is in use."""
 
 
