@@ -40,6 +40,7 @@ from arena.referee import protocol
 from arena.referee.bots import BotSpec
 from arena.referee.errors import InfrastructureError
 from arena.referee.protocol import ActionReply, ProtocolError, Ready, RequestEncoder
+from arena.referee.sandbox import SandboxUnavailable
 from arena.referee.transport import (
     Cancelled,
     Closed,
@@ -249,6 +250,7 @@ class Transport(Protocol):
     def resume(self) -> None: ...
     def cpu_seconds(self) -> float: ...
     def violation(self) -> Any: ...
+    def setup_failure(self) -> str | None: ...
     def kill(self) -> None: ...
 
 
@@ -729,6 +731,12 @@ class _Game:
                 T.SANDBOX,
                 f"{label} was stopped by the sandbox: {_violation_text(violation)}",
             )
+        if exited is not None:
+            why = t.setup_failure()
+            if why is not None:
+                raise SandboxUnavailable(
+                    f"the sandbox could not start {label}'s program ({p.spec.name}): {why}"
+                )
         t.drain_stderr()
         stderr = _last_line(t.stderr_tail)
         said = f"; stderr: {stderr}" if stderr else ""

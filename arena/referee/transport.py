@@ -377,6 +377,12 @@ class PipeTransport:
     def violation(self) -> Any:
         return self.process.violation()
 
+    def setup_failure(self) -> str | None:
+        """Why the sandbox could not start the bot's program at all (None: it started it, or
+        there is no sandbox); ask once the bot ended, after :meth:`violation`."""
+        check = getattr(self.process, "setup_failure", None)
+        return check() if callable(check) else None
+
     def kill(self) -> None:
         """Stop the bot and everything it started (the process object closes the pipes)."""
         if self._killed:

@@ -170,6 +170,9 @@ class FakeBot:
     def cpu_seconds(self) -> float:
         return 0.0
 
+    def setup_failure(self) -> str | None:
+        return None
+
     def violation(self) -> Any:
         return self.the_violation
 

@@ -22,7 +22,9 @@ from arena.referee.sandbox import cgroups
 from arena.referee.sandbox.host import facts
 from arena.referee.sandbox.kill import kill_uid
 from arena.referee.sandbox.launch import (
+    EXEC_SHIM,
     LaunchFds,
+    SetupReport,
     bot_env,
     bwrap_argv,
     drop_privileges,
@@ -205,11 +207,16 @@ class Sandbox:
         return bot
 
     def _started(
-        self, lease: Lease, started: tuple[subprocess.Popen[bytes], int, int, int]
+        self,
+        lease: Lease,
+        started: tuple[subprocess.Popen[bytes], int, int, int],
+        *,
+        setup: SetupReport | None = None,
     ) -> BotProcess:
         popen, stdin, stdout, stderr = started
         bot = BotProcess(
             popen=popen,
+            setup=setup,
             stdin=stdin,
             stdout=stdout,
             stderr=stderr,
@@ -264,7 +271,7 @@ class Sandbox:
             started = start(
                 self._spawner,
                 preamble(
-                    [*drop, *command, "--", *argv],
+                    [*drop, *command, "--", *EXEC_SHIM, *argv],
                     procs_files=cgroup.procs_files() if cgroup is not None else (),
                     limits=rlimits(
                         settings,
@@ -278,11 +285,13 @@ class Sandbox:
             )
         except BaseException:
             lease.abandon()
+            if fds is not None:
+                fds.close()
             raise
         finally:
             if fds is not None:
                 fds.close_child_ends()
-        return self._started(lease, started)
+        return self._started(lease, started, setup=SetupReport(fds.take_status_reader()))
 
     def _launch_plain(self, directory: Path, argv: list[str]) -> BotProcess:
         lease = Lease(uid=os.getuid(), on_return=self._forget)

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 
 from arena.referee.sandbox import cgroups
-from arena.referee.sandbox.launch import LaunchFds, bwrap_argv
+from arena.referee.sandbox.launch import LaunchFds, SetupReport, bwrap_argv
 from arena.referee.sandbox.settings import BOT_PATH, ProtectionLevel, SandboxSettings
 from arena.referee.sandbox.spawn import run_as
 
@@ -116,20 +116,30 @@ def _probe_bwrap(bwrap: str, root: bool, kill_unix_sockets: bool) -> tuple[bool,
             timeout=10,
         )
         elapsed = time.perf_counter() - started
+        fds.close_child_ends()
+        report = SetupReport(fds.take_status_reader())
+        reached_exec = report.reached_exec()
+        report.close()
     except (OSError, subprocess.SubprocessError) as exc:
         return False, f"bubblewrap at {bwrap} could not run: {exc}"
     finally:
-        fds.close_child_ends()
+        fds.close()
     if done.returncode != 0:
         message = done.stderr.decode(errors="replace").strip().splitlines()
         return False, (
             f"bubblewrap at {bwrap} failed (exit {done.returncode}: "
             f"{message[-1] if message else 'no message'}); unprivileged user namespaces may be "
-            "disabled (sysctl, AppArmor, or a container's default seccomp profile)"
+            "disabled (sysctl, AppArmor, or a container's default seccomp profile), or "
+            "bubblewrap is older than 0.5 (no --json-status-fd)"
         )
     status = done.stdout.decode(errors="replace")
     if "\nSeccomp:\t2" not in status or "\nNoNewPrivs:\t1" not in status:
         return False, f"bubblewrap at {bwrap} ran, but the seccomp filter was not in force"
+    if not reached_exec:
+        return False, (
+            f"bubblewrap at {bwrap} ran, but did not report its status on --json-status-fd "
+            "(the referee could not tell a sandbox that failed to start from a bot that failed)"
+        )
     return True, (
         f"bubblewrap at {bwrap} works unprivileged (user, pid, net, ipc, uts, mount, cgroup "
         f"namespaces; seccomp filter in force; {elapsed * 1000:.1f} ms)"

@@ -8,8 +8,12 @@ which is unsafe in a threaded parent; Popen(user=...) would drop privileges too 
 root-owned cgroup, and this host's root may lack CAP_SYS_RESOURCE, which prlimit() on another
 uid's process needs.
 
-Pure: this module builds argument lists and the descriptors handed to bwrap (pipes holding the
-seccomp program and generated ``/etc`` files); it starts nothing (see :mod:`.spawn`).
+Inside the sandbox, bwrap execs :data:`EXEC_SHIM`, a fixed shell that execs the bot's command:
+see :class:`SetupReport` for how the referee tells "the sandbox could not start the program"
+from "the bot's program failed".
+
+Pure: this module builds argument lists and the pipes handed to bwrap (the seccomp program,
+generated ``/etc`` files, bwrap's status report); it starts nothing (see :mod:`.spawn`).
 """
 
 from __future__ import annotations
@@ -32,7 +36,9 @@ from arena.referee.sandbox.settings import (
 )
 
 __all__ = [
+    "EXEC_SHIM",
     "LaunchFds",
+    "SetupReport",
     "bot_env",
     "bwrap_argv",
     "drop_privileges",
@@ -48,6 +54,12 @@ _ETC_ENTRIES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "alter
 _ETC_GLOBS = ("java-*", "python3*")
 _DEVICES = ("null", "zero", "full", "random", "urandom")
 _NSCD_FREE_NSSWITCH = "passwd: files\ngroup: files\nshadow: files\nhosts: files\n"
+
+EXEC_SHIM = ("/bin/sh", "-c", 'exec "$@"', "sh")
+"""What bwrap execs in the sandbox, the bot's command after it. bwrap's own exec of it always
+succeeds, so bwrap's status report (:class:`SetupReport`) says whether the sandbox was set up;
+if the bot's command is missing or not executable, the shim exits 127 or 126 after that point,
+which is the bot's failure, not the sandbox's."""
 
 
 def _system_binds() -> list[str]:
@@ -81,16 +93,21 @@ def system_bind_args() -> list[str]:
 
 @dataclass
 class LaunchFds:
-    """Descriptors handed to bwrap: the seccomp program and generated /etc files."""
+    """Descriptors handed to bwrap: the seccomp program, generated /etc files, and the write
+    end of the pipe bwrap reports its status on (``status``; ``status_reader`` is ours)."""
 
     seccomp: int
     etc: dict[str, int]
+    status: int = -1
+    status_reader: int = -1
 
     @classmethod
     def open(cls, uid: int, kill_unix_sockets: bool) -> LaunchFds:
         """Make the pipes for a bot running as ``uid`` (its ``/etc/passwd`` names it)."""
         fds = cls(seccomp.filter_pipe(kill_unix_sockets=kill_unix_sockets), {})
         try:
+            fds.status_reader, fds.status = os.pipe()
+            os.set_blocking(fds.status_reader, False)
             gid = uid
             files = {
                 "/etc/passwd": (
@@ -104,19 +121,88 @@ class LaunchFds:
             for path, text in files.items():
                 fds.etc[path] = _data_pipe(text.encode())
         except BaseException:
-            fds.close_child_ends()
+            fds.close()
             raise
         return fds
 
     def passed(self) -> tuple[int, ...]:
         """The descriptors the child must inherit."""
-        return (self.seccomp, *self.etc.values())
+        return (self.seccomp, *self.etc.values(), self.status)
 
     def close_child_ends(self) -> None:
-        """Close our copies once the child holds them (or the launch failed)."""
+        """Close our copies of the child's descriptors once it holds them (idempotent)."""
         for fd in self.passed():
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self.seccomp = self.status = -1
+        self.etc = {}
+
+    def take_status_reader(self) -> int:
+        """Our end of the status pipe, now the caller's to close."""
+        fd, self.status_reader = self.status_reader, -1
+        return fd
+
+    def close(self) -> None:
+        """Close every descriptor still ours (the launch failed)."""
+        self.close_child_ends()
+        if self.status_reader >= 0:
             with contextlib.suppress(OSError):
-                os.close(fd)
+                os.close(self.status_reader)
+            self.status_reader = -1
+
+
+class SetupReport:
+    """Whether bubblewrap got as far as starting the program it runs, from its status pipe.
+
+    bubblewrap's ``--json-status-fd`` writes ``{ "exit-code": N }`` when the sandboxed command
+    ends, but only if the sandbox was set up and the command exec'd: the sandboxed child writes
+    one byte to a close-on-exec pipe just before ``execvp``, and bwrap's monitor, outside the
+    sandbox, reports the exit code only if exactly that byte is there (none: the set-up failed;
+    two: the exec failed). The program bwrap execs is :data:`EXEC_SHIM`, whose exec never fails,
+    so after a bot's sandbox ended:
+
+    * a report with ``exit-code``: the sandbox started the shim, and whatever happened next was
+      the bot's doing (a missing bot command makes the shim exit 127);
+    * no such report: the sandbox never started the program (a bind source the slot uid cannot
+      reach, a broken host): an infrastructure failure.
+
+    A bot cannot forge the second case. The report is written by bwrap's monitor, a process in
+    the parent pid namespace that the bot can neither see nor signal (and seccomp denies
+    ptrace); the status pipe is closed in the sandbox before the bot's code runs; the
+    confirming byte was written before the bot's code ran. The one way to take the monitor
+    down with the bot, an out-of-memory kill of the whole cgroup, is reported as a memory
+    violation first, and the referee checks violations before this.
+    """
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._data = bytearray()
+
+    def _read(self) -> None:
+        while self._fd >= 0:
+            try:
+                chunk = os.read(self._fd, 4096)
+            except BlockingIOError:
+                return
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self.close()
+                return
+            self._data += chunk
+
+    def reached_exec(self) -> bool:
+        """Whether bwrap reported the exit of the program it exec'd (read it once it ended)."""
+        self._read()
+        return b'"exit-code"' in self._data
+
+    def close(self) -> None:
+        """Close our end of the pipe (idempotent)."""
+        if self._fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self._fd)
+            self._fd = -1
 
 
 def _data_pipe(data: bytes) -> int:
@@ -154,6 +240,8 @@ def bwrap_argv(
         "--hostname",
         "bot",
         "--clearenv",
+        "--json-status-fd",
+        str(fds.status),
     ]
     for name, value in env:
         argv += ["--setenv", name, value]

@@ -33,6 +33,9 @@ class StderrPipe:
         self._total = 0
         self.closed = threading.Event()
         """Set once the descriptor is closed."""
+        self.eof = threading.Event()
+        """Set once every writer has closed the pipe and all it held was read (or it was
+        closed)."""
 
     @property
     def fd(self) -> int:
@@ -61,9 +64,31 @@ class StderrPipe:
                 except OSError:
                     data = b""
                 if not data:
+                    self.eof.set()
                     return False
                 self._append(data)
         return True
+
+    def drain(self, timeout: float = 0.0) -> bool:
+        """Read what the pipe holds now; with a ``timeout``, wait until end of file too.
+
+        What the bot wrote before this call is in :meth:`tail` afterwards. With a timeout (for
+        a bot that has ended), it waits for the end of file, which comes once every process
+        that held the pipe is gone: then nothing the bot wrote is missing. Waiting is on an
+        event set by whichever thread reads the end of file, never a sleep. Returns whether
+        the end of file was reached.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            if not self.read_available(chunks=64):
+                return True
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            # The monitor thread reads as data comes; wake at least now and then to read
+            # ourselves, in case it no longer runs.
+            if self.eof.wait(min(left, 0.05)):
+                return True
 
     def _append(self, data: bytes) -> None:
         self._total += len(data)
@@ -83,6 +108,7 @@ class StderrPipe:
                 with contextlib.suppress(OSError):
                     os.close(self._fd)
                 self._fd = -1
+        self.eof.set()
         self.closed.set()
 
 

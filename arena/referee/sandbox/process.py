@@ -22,6 +22,7 @@ from pathlib import Path
 
 from arena.referee.sandbox import cgroups
 from arena.referee.sandbox.kill import kill_pid, kill_uid
+from arena.referee.sandbox.launch import SetupReport
 from arena.referee.sandbox.monitor import Monitor, StderrPipe
 from arena.referee.sandbox.procfs import (
     CLOCK_TICKS,
@@ -175,6 +176,7 @@ class BotProcess:
         self,
         *,
         popen: subprocess.Popen[bytes],
+        setup: SetupReport | None,
         stdin: int,
         stdout: int,
         stderr: int,
@@ -184,6 +186,7 @@ class BotProcess:
         monitor: Monitor,
     ) -> None:
         self._popen = popen
+        self._setup = setup
         self.pid = popen.pid
         # Waiting on a pidfd wakes up the moment the process exits (Popen.wait(timeout) polls
         # with sleeps of up to 50 ms). Our unreaped child cannot be confused with another.
@@ -324,6 +327,26 @@ class BotProcess:
                 )
         return None
 
+    def setup_failure(self, stderr_timeout: float = 1.0) -> str | None:
+        """Why the sandbox could not start the bot's program at all, else None.
+
+        Ask it once the bot's main process has ended (:meth:`poll` is not None) and after
+        :meth:`violation`: while the bot runs, after the referee killed it, and at level NONE
+        (no sandbox to set up) the answer is None. The evidence is bubblewrap's own status
+        report, which the bot cannot forge (:class:`~.launch.SetupReport` says why); the words
+        are bubblewrap's last line on the standard error (no code of the bot ran), read to its
+        end for at most ``stderr_timeout`` seconds.
+        """
+        if self._setup is None or self._terminated:
+            return None
+        status = self._popen.poll()
+        if status is None or self._setup.reached_exec():
+            return None
+        self._stderr.drain(stderr_timeout)
+        said = [line.strip() for line in self._stderr.tail().splitlines() if line.strip()]
+        why = f"bubblewrap ended with exit status {status} before starting the program"
+        return f"{why}: {said[-1][:300]}" if said else why
+
     def close_stdin(self) -> None:
         """Close the bot's standard input (it reads end of file); ``stdin`` becomes -1."""
         with self._lock:
@@ -439,4 +462,6 @@ class BotProcess:
                         setattr(self, name, -1)
                 with contextlib.suppress(RuntimeError):  # never seen: the descriptor leaks
                     self._monitor.release_stderr(self)
+                if self._setup is not None:
+                    self._setup.close()
                 self._lease.give_back(clean=self._finished)
