@@ -561,8 +561,8 @@ class State:
         turn: Color | int,
         white_rings: list[str],
         black_rings: list[str],
-        white_markers: list[str] = (),  # type: ignore[assignment]
-        black_markers: list[str] = (),  # type: ignore[assignment]
+        white_markers: list[str] | tuple[str, ...] = (),
+        black_markers: list[str] | tuple[str, ...] = (),
         removed: tuple[int, int] | None = None,
     ) -> State:
         """A ring-moving position, at the start of ``turn``'s turn.

@@ -33,25 +33,29 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import engine
 from arena.referee import protocol
 from arena.referee.bots import BotSpec
 from arena.referee.errors import InfrastructureError
 from arena.referee.protocol import ActionReply, ProtocolError, Ready, RequestEncoder
-from arena.referee.sandbox import SandboxUnavailable
+from arena.referee.sandbox import (
+    ProtectionLevel,
+    Sandbox,
+    SandboxSettings,
+    SandboxUnavailable,
+    probe,
+)
 from arena.referee.transport import (
     Cancelled,
     Closed,
     LineTooLong,
     PipeTransport,
     Timeout,
+    ViolationLike,
     describe_exit,
 )
-
-if TYPE_CHECKING:
-    from arena.referee.sandbox import Sandbox
 
 __all__ = [
     "LIBRARY_INSIDE",
@@ -92,15 +96,13 @@ def library_paths() -> tuple[tuple[str, str], ...]:
     )
 
 
-def bot_library(level: Any, **overrides: Any) -> dict[str, Any]:
+def bot_library(level: ProtectionLevel | str, **overrides: Any) -> dict[str, Any]:
     """``readonly_paths`` and ``env`` that make ``engine`` and ``yinshbot`` importable.
 
     Inside the sandbox (levels FULL and NAMESPACE) both are mounted read-only under
     :data:`LIBRARY_INSIDE`; a plain process (level NONE) imports them from the project folder.
     ``overrides`` may hold other ``readonly_paths`` and ``env`` entries to keep.
     """
-    from arena.referee.sandbox import ProtectionLevel
-
     env = dict(overrides.get("env", ()))
     readonly = list(overrides.get("readonly_paths", ()))
     if ProtectionLevel(level) is ProtectionLevel.NONE:
@@ -114,19 +116,19 @@ def bot_library(level: Any, **overrides: Any) -> dict[str, Any]:
     return {"readonly_paths": tuple(readonly), "env": tuple(env.items())}
 
 
-def sandbox_settings(level: Any = None, **overrides: Any) -> Any:
+def sandbox_settings(
+    level: ProtectionLevel | str | None = None, **overrides: Any
+) -> SandboxSettings:
     """``SandboxSettings`` for running bots, with the bot library (:func:`bot_library`).
 
     ``level`` is the level the sandbox will run at (None: the host's best, found by probing);
     ``overrides`` are other SandboxSettings fields (``memory_mb``, ``state_dir``...).
     """
-    from arena.referee import sandbox as sb
-
     if level is None:
         plain = {k: v for k, v in overrides.items() if k not in ("env", "readonly_paths")}
-        level = sb.probe(sb.SandboxSettings(**plain)).level
+        level = probe(SandboxSettings(**plain)).level
     overrides.update(bot_library(level, **overrides))
-    return sb.SandboxSettings(**overrides)
+    return SandboxSettings(**overrides)
 
 
 class RefereeError(InfrastructureError):
@@ -249,7 +251,7 @@ class Transport(Protocol):
     def pause(self) -> None: ...
     def resume(self) -> None: ...
     def cpu_seconds(self) -> float: ...
-    def violation(self) -> Any: ...
+    def violation(self) -> ViolationLike | None: ...
     def setup_failure(self) -> str | None: ...
     def kill(self) -> None: ...
 
@@ -288,11 +290,10 @@ class _Player:
         return self.color.label
 
 
-def _violation_text(v: Any) -> str:
-    kind = getattr(v, "kind", None)
-    kind_text = getattr(kind, "value", kind)
-    message = getattr(v, "message", None) or str(v)
-    return f"{message} ({kind_text})" if kind_text else str(message)
+def _violation_text(v: ViolationLike) -> str:
+    kind = str(v.kind)
+    message = v.message or str(v)
+    return f"{message} ({kind})" if kind else message
 
 
 def storable(value: Any) -> Any:
@@ -354,8 +355,6 @@ class Referee:
         """The sandbox bots run in (made on first use when none was given)."""
         with self._sandbox_lock:
             if self._sandbox is None:
-                from arena.referee.sandbox import Sandbox
-
                 self._sandbox = Sandbox(sandbox_settings())
             return self._sandbox
 
@@ -447,8 +446,8 @@ class Referee:
         ).run()
 
 
-def _level_name(sandbox: Any) -> str:
-    level = getattr(sandbox, "level", None)
+def _level_name(sandbox: Sandbox) -> str:
+    level = getattr(sandbox, "level", None)  # a stand-in for a sandbox may have none
     return str(getattr(level, "value", level) or "unknown").lower()
 
 

@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 __all__ = [
     "BotProcessLike",
@@ -40,6 +40,7 @@ __all__ = [
     "PipeTransport",
     "Timeout",
     "TransportError",
+    "ViolationLike",
     "describe_exit",
 ]
 
@@ -68,6 +69,15 @@ class Cancelled(TransportError):
     """The caller's cancel event was set while waiting."""
 
 
+class ViolationLike(Protocol):
+    """What the sandbox says it stopped (the sandbox's ``Violation``)."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def message(self) -> str: ...
+
+
 class BotProcessLike(Protocol):
     """What the transport needs of a running bot (the sandbox's ``BotProcess`` provides it)."""
 
@@ -79,7 +89,7 @@ class BotProcessLike(Protocol):
     def pause(self) -> None: ...
     def resume(self) -> None: ...
     def cpu_seconds(self) -> float: ...
-    def violation(self) -> Any: ...
+    def violation(self) -> ViolationLike | None: ...
     def kill(self) -> None: ...
 
 
@@ -374,7 +384,7 @@ class PipeTransport:
     def cpu_seconds(self) -> float:
         return float(self.process.cpu_seconds())
 
-    def violation(self) -> Any:
+    def violation(self) -> ViolationLike | None:
         return self.process.violation()
 
     def setup_failure(self) -> str | None:
