@@ -6,6 +6,10 @@ each, keeps a clock per bot, checks every action against the rules, and returns 
 raises: it loses, with a termination and a one-line reason. Only an infrastructure failure (the
 sandbox cannot start at all) raises :class:`RefereeError`, which a caller may retry.
 
+The configuration and result types are in :mod:`arena.referee.game`, the sandbox settings with
+the bot library in :mod:`arena.referee.library`, the words of a failure in
+:mod:`arena.referee.reasons`; this module re-exports the names its callers import from it.
+
 The game loop (:meth:`Referee.run`) works on two transports; :meth:`Referee.play` launches the
 bots and gives it :class:`~arena.referee.transport.PipeTransport` objects, and tests give it
 scripted ones. Time rules (docs/referee.md):
@@ -24,8 +28,6 @@ import contextlib
 import datetime as dt
 import importlib.metadata
 import json
-import os
-import re
 import shutil
 import tempfile
 import threading
@@ -39,14 +41,11 @@ import engine
 from arena.referee import protocol
 from arena.referee.bots import BotSpec
 from arena.referee.errors import InfrastructureError
+from arena.referee.game import GameConfig, GameResult, TimeControl
+from arena.referee.library import LIBRARY_INSIDE, ROOT, bot_library, sandbox_settings
 from arena.referee.protocol import ActionReply, ProtocolError, Ready, RequestEncoder
-from arena.referee.sandbox import (
-    ProtectionLevel,
-    Sandbox,
-    SandboxSettings,
-    SandboxUnavailable,
-    probe,
-)
+from arena.referee.reasons import last_line, storable, violation_text
+from arena.referee.sandbox import Sandbox, SandboxUnavailable
 from arena.referee.transport import (
     Cancelled,
     Closed,
@@ -60,6 +59,7 @@ from arena.referee.transport import (
 __all__ = [
     "LIBRARY_INSIDE",
     "REFEREE_VERSION",
+    "ROOT",
     "GameConfig",
     "GameResult",
     "Referee",
@@ -79,156 +79,10 @@ _WHITE, _BLACK = engine.Color.WHITE, engine.Color.BLACK
 #: Largest ``info`` object kept per action (its compact JSON, in bytes), and per bot per game.
 INFO_LIMIT = 2048
 INFO_TOTAL_LIMIT = 256 * 1024
-_TC = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(?:\+\s*(\d+(?:\.\d*)?|\.\d+)\s*)?$")
-
-
-#: The project's root folder (engine/ and bots/ are in it).
-ROOT = Path(__file__).resolve().parent.parent.parent
-#: Where the engine and the bot SDK are mounted (read-only) inside the sandbox.
-LIBRARY_INSIDE = "/opt/yinsh"
-
-
-def library_paths() -> tuple[tuple[str, str], ...]:
-    """The host folders a bot may import from (the engine, the SDK), and where they appear."""
-    return (
-        (str(ROOT / "engine"), f"{LIBRARY_INSIDE}/engine"),
-        (str(ROOT / "bots" / "sdk" / "yinshbot"), f"{LIBRARY_INSIDE}/yinshbot"),
-    )
-
-
-def bot_library(level: ProtectionLevel | str, **overrides: Any) -> dict[str, Any]:
-    """``readonly_paths`` and ``env`` that make ``engine`` and ``yinshbot`` importable.
-
-    Inside the sandbox (levels FULL and NAMESPACE) both are mounted read-only under
-    :data:`LIBRARY_INSIDE`; a plain process (level NONE) imports them from the project folder.
-    ``overrides`` may hold other ``readonly_paths`` and ``env`` entries to keep.
-    """
-    env = dict(overrides.get("env", ()))
-    readonly = list(overrides.get("readonly_paths", ()))
-    if ProtectionLevel(level) is ProtectionLevel.NONE:
-        path = f"{ROOT}{os.pathsep}{ROOT / 'bots' / 'sdk'}"
-    else:
-        path = LIBRARY_INSIDE
-        readonly += library_paths()
-    env.setdefault("PYTHONPATH", path)
-    env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
-    env.setdefault("PYTHONUNBUFFERED", "1")
-    return {"readonly_paths": tuple(readonly), "env": tuple(env.items())}
-
-
-def sandbox_settings(
-    level: ProtectionLevel | str | None = None, **overrides: Any
-) -> SandboxSettings:
-    """``SandboxSettings`` for running bots, with the bot library (:func:`bot_library`).
-
-    ``level`` is the level the sandbox will run at (None: the host's best, found by probing);
-    ``overrides`` are other SandboxSettings fields (``memory_mb``, ``state_dir``...).
-    """
-    if level is None:
-        plain = {k: v for k, v in overrides.items() if k not in ("env", "readonly_paths")}
-        level = probe(SandboxSettings(**plain)).level
-    overrides.update(bot_library(level, **overrides))
-    return SandboxSettings(**overrides)
 
 
 class RefereeError(InfrastructureError):
     """An infrastructure failure (the sandbox cannot start, the disk is full...): retry later."""
-
-
-# ----------------------------------------------------------------------------- configuration
-
-
-@dataclass(frozen=True)
-class TimeControl:
-    """A game clock: ``initial_ms`` for the game, ``increment_ms`` added per turn.
-
-    Written cutechess-style in seconds::
-
-        >>> TimeControl.parse("10+0.1")
-        TimeControl(initial_ms=10000, increment_ms=100)
-        >>> str(TimeControl.parse("60+1")), str(TimeControl.parse("0.5"))
-        ('60+1', '0.5+0')
-    """
-
-    initial_ms: int
-    increment_ms: int
-
-    def __post_init__(self) -> None:
-        if self.initial_ms <= 0 or self.increment_ms < 0:
-            raise ValueError(
-                f"a time control needs initial time > 0 and increment >= 0, not "
-                f"{self.initial_ms} ms + {self.increment_ms} ms"
-            )
-
-    @classmethod
-    def parse(cls, text: str) -> TimeControl:
-        """Read ``SECONDS[+INCREMENT]``: ``60+1``, ``10+0.1``, ``0.5``. Raises ValueError."""
-        m = _TC.match(text or "")
-        if not m:
-            raise ValueError(
-                f"bad time control {text!r}: write seconds and an optional increment in "
-                'seconds, like "60+1", "10+0.1" or "0.5"'
-            )
-        initial = round(float(m.group(1)) * 1000)
-        increment = round(float(m.group(2) or 0) * 1000)
-        if initial <= 0:
-            raise ValueError(f"bad time control {text!r}: the initial time must be above zero")
-        return cls(initial, increment)
-
-    def __str__(self) -> str:
-        return f"{_seconds(self.initial_ms)}+{_seconds(self.increment_ms)}"
-
-
-def _seconds(ms: int) -> str:
-    return f"{ms / 1000:.3f}".rstrip("0").rstrip(".")
-
-
-@dataclass(frozen=True)
-class GameConfig:
-    """One game to play: the variant, the two bots, the clock, the seed given to the bots.
-
-    ``opening`` actions are played before the bots take over (they see them in ``history``);
-    ``headers`` are extra record headers such as Event, Site or Round.
-    """
-
-    variant: str
-    white: BotSpec
-    black: BotSpec
-    time: TimeControl
-    seed: int = 0
-    opening: tuple[str, ...] = ()
-    headers: tuple[tuple[str, str], ...] = ()
-
-
-@dataclass
-class GameResult:
-    """How a game went.
-
-    Attributes:
-        outcome: the result and its termination (``aborted`` for a cancelled game, whose result
-            counts for nothing).
-        reason: one human line, e.g. ``black ran out of time (...)``.
-        fault: ``"white"`` or ``"black"``, the bot whose failure ended the game, else None.
-        record: the game record (its headers: White, Black, Date, TimeControl, Variant, Result,
-            Termination and the configured extras).
-        transcript: JSON-able details of the game (docs/protocol.md, "Transcript").
-        duration_s: wall time of the whole game, start-up and shut-down included.
-    """
-
-    outcome: engine.Outcome
-    reason: str
-    fault: str | None
-    record: engine.Record
-    transcript: dict[str, Any]
-    duration_s: float
-
-    def record_text(self, *, long: bool = True) -> str:
-        """The record file's text, moves in the long (default) or short notation."""
-        return self.record.to_text(long=long)
-
-    @property
-    def aborted(self) -> bool:
-        return self.outcome.termination is T.ABORTED
 
 
 # ----------------------------------------------------------------------------- the loop
@@ -288,32 +142,6 @@ class _Player:
     @property
     def label(self) -> str:
         return self.color.label
-
-
-def _violation_text(v: ViolationLike) -> str:
-    kind = str(v.kind)
-    message = v.message or str(v)
-    return f"{message} ({kind})" if kind else message
-
-
-def storable(value: Any) -> Any:
-    """``value`` (JSON data) with every NUL character in its strings, keys included, replaced by
-    U+FFFD: bots may write anything, and databases such as PostgreSQL refuse NUL in text."""
-    if isinstance(value, str):
-        return value.replace("\x00", "\ufffd") if "\x00" in value else value
-    if isinstance(value, dict):
-        return {storable(k): storable(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [storable(v) for v in value]
-    return value
-
-
-def _last_line(text: str, limit: int = 160) -> str:
-    for line in reversed(text.splitlines()):
-        if line.strip():
-            line = line.strip()
-            return line if len(line) <= limit else line[: limit - 3] + "..."
-    return ""
 
 
 class Referee:
@@ -728,7 +556,7 @@ class _Game:
             return _Failed(
                 p.color,
                 T.SANDBOX,
-                f"{label} was stopped by the sandbox: {_violation_text(violation)}",
+                f"{label} was stopped by the sandbox: {violation_text(violation)}",
             )
         if exited is not None:
             why = t.setup_failure()
@@ -737,7 +565,7 @@ class _Game:
                     f"the sandbox could not start {label}'s program ({p.spec.name}): {why}"
                 )
         t.drain_stderr()
-        stderr = _last_line(t.stderr_tail)
+        stderr = last_line(t.stderr_tail)
         said = f"; stderr: {stderr}" if stderr else ""
         if isinstance(error, Closed) or exited is not None:
             p.exited = exited is not None
@@ -822,7 +650,7 @@ class _Game:
             with contextlib.suppress(Exception):
                 v = t.violation()
             if v is not None:
-                p.end["violation"] = _violation_text(v)
+                p.end["violation"] = violation_text(v)
 
     def _result(
         self, outcome: engine.Outcome, reason: str, fault: engine.Color | None, aborted: bool
