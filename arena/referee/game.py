@@ -9,10 +9,10 @@ from typing import Any
 
 import engine
 from arena.referee.bots import BotSpec
+from arena.referee.outcomes import Failure
 
 __all__ = ["GameConfig", "GameResult", "TimeControl"]
 
-T = engine.Termination
 _TC = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(?:\+\s*(\d+(?:\.\d*)?|\.\d+)\s*)?$")
 
 
@@ -83,8 +83,9 @@ class GameResult:
     """How a game went.
 
     Attributes:
-        outcome: the result and its termination (``aborted`` for a cancelled game, whose result
-            counts for nothing).
+        outcome: the result and its termination: an ``engine.Termination`` when the rules ended
+            the game, else a :class:`~arena.referee.outcomes.Failure` (``aborted`` for a
+            cancelled game, whose result counts for nothing).
         reason: one human line, e.g. ``black ran out of time (...)``.
         fault: ``"white"`` or ``"black"``, the bot whose failure ended the game, else None.
         record: the game record (its headers: White, Black, Date, TimeControl, Variant, Result,
@@ -106,4 +107,4 @@ class GameResult:
 
     @property
     def aborted(self) -> bool:
-        return self.outcome.termination is T.ABORTED
+        return self.outcome.termination == Failure.ABORTED

@@ -43,6 +43,7 @@ from arena.referee.bots import BotSpec
 from arena.referee.errors import InfrastructureError
 from arena.referee.game import GameConfig, GameResult, TimeControl
 from arena.referee.library import LIBRARY_INSIDE, ROOT, bot_library, sandbox_settings
+from arena.referee.outcomes import Failure
 from arena.referee.protocol import ActionReply, ProtocolError, Ready, RequestEncoder
 from arena.referee.reasons import last_line, storable, violation_text
 from arena.referee.sandbox import Sandbox, SandboxUnavailable
@@ -113,7 +114,7 @@ class Transport(Protocol):
 class _Failed(Exception):
     """A bot failed: it loses with this termination and reason."""
 
-    def __init__(self, color: engine.Color, termination: engine.Termination, reason: str):
+    def __init__(self, color: engine.Color, termination: Failure, reason: str):
         super().__init__(reason)
         self.color = color
         self.termination = termination
@@ -349,9 +350,9 @@ class _Game:
             outcome = engine.Outcome(engine.Result.DRAW, f.termination)
             reason = f.reason
         except (_Aborted, Cancelled):
-            outcome = engine.Outcome(engine.Result.DRAW, T.ABORTED)
+            outcome = engine.Outcome(engine.Result.DRAW, Failure.ABORTED)
             reason = "the game was aborted by the referee (the result does not count)"
-        aborted = outcome.termination is T.ABORTED
+        aborted = outcome.termination is Failure.ABORTED
         self._finish(outcome, reason, fault, aborted)
         return self._result(outcome, reason, fault, aborted)
 
@@ -361,10 +362,11 @@ class _Game:
         if outcome.termination is T.ROWS:
             n = max(w, b)
             return f"{outcome.result.value} removed {n} ring{'s' if n != 1 else ''} ({w}-{b})"
+        ending = outcome.termination.value
         what = {
-            T.POOL_EXHAUSTED: "the marker pool ran out",
-            T.NO_MOVES: "neither player could move",
-        }.get(outcome.termination, outcome.termination.value)
+            T.POOL_EXHAUSTED.value: "the marker pool ran out",
+            T.NO_MOVES.value: "neither player could move",
+        }.get(ending, ending)
         if outcome.result is engine.Result.DRAW:
             return f"{what} with rings removed equal ({w}-{b}): a draw"
         return f"{what}; {outcome.result.value} removed more rings ({w}-{b})"
@@ -377,7 +379,7 @@ class _Game:
         for p in self.players:
             if p.transport is None:
                 why = self.launch_failures.get(p.color, "could not be started")
-                errors[p.color] = _Failed(p.color, T.NO_START, f"{p.label} {why}")
+                errors[p.color] = _Failed(p.color, Failure.NO_START, f"{p.label} {why}")
                 continue
             hello = protocol.Hello(
                 variant=self.state.variant.name,
@@ -513,7 +515,7 @@ class _Game:
         phase = self.state.next.value.replace("-", " a ")
         raise _Failed(
             me.color,
-            T.ILLEGAL_MOVE,
+            Failure.ILLEGAL_MOVE,
             f"{me.label} played {shown!r}, which is not legal here "
             f"(ply {len(self.state.history) + 1}, {me.label} must {phase})",
         )
@@ -555,7 +557,7 @@ class _Game:
         if violation is not None:
             return _Failed(
                 p.color,
-                T.SANDBOX,
+                Failure.SANDBOX,
                 f"{label} was stopped by the sandbox: {violation_text(violation)}",
             )
         if exited is not None:
@@ -571,27 +573,27 @@ class _Game:
             p.exited = exited is not None
             how = describe_exit(exited) if exited is not None else "closed its output"
             if exited is None:
-                return _Failed(p.color, T.CRASH, f"{label} closed its output {where}{said}")
-            return _Failed(p.color, T.CRASH, f"{label} exited {where} ({how}){said}")
+                return _Failed(p.color, Failure.CRASH, f"{label} closed its output {where}{said}")
+            return _Failed(p.color, Failure.CRASH, f"{label} exited {where} ({how}){said}")
         if isinstance(error, Timeout):
             if starting:
                 return _Failed(
                     p.color,
-                    T.NO_START,
+                    Failure.NO_START,
                     f"{label} sent no ready within {self.ref.startup_timeout_s:g} s{said}",
                 )
             elapsed = self.now() - (start if start is not None else self.now())
             late = "answered only" if str(error) == "late" else "no answer"
             return _Failed(
                 p.color,
-                T.TIME,
+                Failure.TIME,
                 f"{label} ran out of time ({late} after {elapsed:.2f} s with "
                 f"{round(p.clock_ms)} ms on its clock + {self.overhead_ms:g} ms allowance, "
                 f"{where})",
             )
         if isinstance(error, LineTooLong):
-            return _Failed(p.color, T.PROTOCOL, f"{label} wrote {error} {where}")
-        return _Failed(p.color, T.PROTOCOL, f"{label} broke the protocol {where}: {error}")
+            return _Failed(p.color, Failure.PROTOCOL, f"{label} wrote {error} {where}")
+        return _Failed(p.color, Failure.PROTOCOL, f"{label} broke the protocol {where}: {error}")
 
     # --------------------------------------------------------------------- shutting down
 
@@ -720,7 +722,7 @@ class _Game:
 
 
 class _BothFailed(Exception):
-    def __init__(self, termination: engine.Termination, reason: str):
+    def __init__(self, termination: Failure, reason: str):
         super().__init__(reason)
         self.termination = termination
         self.reason = reason
