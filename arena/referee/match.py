@@ -92,8 +92,8 @@ class RefereeError(InfrastructureError):
 class Transport(Protocol):
     """What the game loop needs of a bot connection (a PipeTransport or a scripted fake)."""
 
-    stderr_bytes: int
-
+    @property
+    def stderr_bytes(self) -> int: ...
     @property
     def stderr_tail(self) -> str: ...
     def send(self, data: bytes, deadline: float) -> None: ...

@@ -147,8 +147,7 @@ class PipeTransport:
         self._buf = bytearray()
         self._scan = 0  # bytes of _buf already known to hold no newline
         self._err_tail = bytearray()
-        #: Bytes the bot wrote to standard error in all (only the tail is kept), when known.
-        self.stderr_bytes = 0
+        self._err_bytes = 0
         self._poller = select.poll()
         self._poller.register(self._out_fd, _IN)
         if self._err_open:
@@ -305,7 +304,7 @@ class PipeTransport:
         if not chunk:
             self._err_open = False
             return False
-        self.stderr_bytes += len(chunk)
+        self._err_bytes += len(chunk)
         tail = self._err_tail
         tail += chunk
         if len(tail) > self.stderr_limit:
@@ -314,15 +313,23 @@ class PipeTransport:
 
     def drain_stderr(self, limit: int = 1 << 20) -> None:
         """Read whatever standard error holds now, without waiting (at most ``limit`` bytes)."""
-        start = self.stderr_bytes
-        while self._err_open and self.stderr_bytes - start < limit:
-            before = self.stderr_bytes
+        start = self._err_bytes
+        while self._err_open and self._err_bytes - start < limit:
+            before = self._err_bytes
             if not self._read_stderr():
                 with contextlib.suppress(KeyError, ValueError):
                     self._poller.unregister(self._err_fd)
                 break
-            if self.stderr_bytes == before:
+            if self._err_bytes == before:
                 break
+
+    @property
+    def stderr_bytes(self) -> int:
+        """Bytes the bot wrote to standard error in all (only the tail is kept)."""
+        if self._err_fd < 0:
+            total = getattr(self.process, "stderr_bytes", None)
+            return total if isinstance(total, int) else 0
+        return self._err_bytes
 
     def unsolicited(self) -> bytes:
         """Output the bot wrote without being asked (read now, without waiting)."""

@@ -361,6 +361,11 @@ class BotProcess:
         """The last ``stderr_bytes`` of the bot's standard error (decoded leniently)."""
         return self._stderr.tail()
 
+    @property
+    def stderr_bytes(self) -> int:
+        """How many bytes the bot wrote to its standard error in all (only the tail is kept)."""
+        return self._stderr.total
+
     # -- freezing -----------------------------------------------------------------------------
 
     def pause(self) -> None:
