@@ -80,6 +80,9 @@ _WHITE, _BLACK = engine.Color.WHITE, engine.Color.BLACK
 #: Largest ``info`` object kept per action (its compact JSON, in bytes), and per bot per game.
 INFO_LIMIT = 2048
 INFO_TOTAL_LIMIT = 256 * 1024
+#: How long the referee waits, once a bot has exited, for its standard error to reach its end
+#: (every process that held it gone), so that a reason quotes the bot's last words.
+STDERR_GRACE_S = 1.0
 
 
 class RefereeError(InfrastructureError):
@@ -99,7 +102,7 @@ class Transport(Protocol):
     def send(self, data: bytes, deadline: float) -> None: ...
     def receive(self, deadline: float) -> bytes: ...
     def unsolicited(self) -> bytes: ...
-    def drain_stderr(self) -> None: ...
+    def drain_stderr(self, deadline: float | None = None) -> None: ...
     def close_input(self) -> None: ...
     def wait_exit(self, deadline: float) -> int | None: ...
     def poll(self) -> int | None: ...
@@ -566,7 +569,9 @@ class _Game:
                 raise SandboxUnavailable(
                     f"the sandbox could not start {label}'s program ({p.spec.name}): {why}"
                 )
-        t.drain_stderr()
+        # The reason quotes the bot's last words: read its stderr to the end first (a bot that
+        # exited), or at least what it wrote so far (one still running).
+        t.drain_stderr(self.now() + STDERR_GRACE_S if exited is not None else None)
         stderr = last_line(t.stderr_tail)
         said = f"; stderr: {stderr}" if stderr else ""
         if isinstance(error, Closed) or exited is not None:
@@ -647,7 +652,7 @@ class _Game:
             with contextlib.suppress(Exception):
                 p.end["cpu_s"] = round(t.cpu_seconds(), 3)
             with contextlib.suppress(Exception):
-                t.drain_stderr()
+                t.drain_stderr(self.now() + STDERR_GRACE_S if t.poll() is not None else None)
             v = None
             with contextlib.suppress(Exception):
                 v = t.violation()

@@ -311,8 +311,18 @@ class PipeTransport:
             del tail[: len(tail) - self.stderr_limit]
         return True
 
-    def drain_stderr(self, limit: int = 1 << 20) -> None:
-        """Read whatever standard error holds now, without waiting (at most ``limit`` bytes)."""
+    def drain_stderr(self, deadline: float | None = None, *, limit: int = 1 << 20) -> None:
+        """Read what the bot wrote to standard error so far (at most ``limit`` bytes more).
+
+        With a ``deadline`` (for a bot that has ended) keep reading until the end of file, which
+        comes once every process that held the pipe is gone, or the deadline: then the tail has
+        the bot's last words. Where the sandbox drains stderr itself, it is asked to do the same.
+        """
+        if self._err_fd < 0:
+            drain = getattr(self.process, "drain_stderr", None)
+            if callable(drain):
+                drain(0.0 if deadline is None else max(0.0, deadline - self.clock()))
+            return
         start = self._err_bytes
         while self._err_open and self._err_bytes - start < limit:
             before = self._err_bytes
@@ -321,7 +331,12 @@ class PipeTransport:
                     self._poller.unregister(self._err_fd)
                 break
             if self._err_bytes == before:
-                break
+                left = 0.0 if deadline is None else deadline - self.clock()
+                if left <= 0:
+                    break
+                poller = select.poll()
+                poller.register(self._err_fd, _IN)
+                poller.poll(math.ceil(min(left, 1.0) * 1000))
 
     @property
     def stderr_bytes(self) -> int:

@@ -142,7 +142,7 @@ class FakeBot:
         out, self.extra_output = self.extra_output, b""
         return out
 
-    def drain_stderr(self) -> None:
+    def drain_stderr(self, deadline: float | None = None) -> None:
         pass
 
     def close_input(self) -> None:

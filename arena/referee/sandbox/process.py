@@ -366,6 +366,13 @@ class BotProcess:
         """How many bytes the bot wrote to its standard error in all (only the tail is kept)."""
         return self._stderr.total
 
+    def drain_stderr(self, timeout: float = 0.0) -> bool:
+        """Read into :meth:`stderr_tail` what the bot wrote to its standard error so far, in
+        this thread (the monitor thread may not have got to it yet); with a ``timeout``, for a
+        bot that has ended, wait until the pipe's end of file (every process of the bot gone)
+        for at most that long. Returns whether the end of file was reached."""
+        return self._stderr.drain(timeout)
+
     # -- freezing -----------------------------------------------------------------------------
 
     def pause(self) -> None:
