@@ -45,7 +45,7 @@ from arena.referee.game import GameConfig, GameResult, TimeControl
 from arena.referee.library import LIBRARY_INSIDE, ROOT, bot_library, sandbox_settings
 from arena.referee.outcomes import Failure
 from arena.referee.protocol import ActionReply, ProtocolError, Ready, RequestEncoder
-from arena.referee.reasons import last_line, storable, violation_text
+from arena.referee.reasons import stderr_summary, storable, violation_text
 from arena.referee.sandbox import Sandbox, SandboxUnavailable
 from arena.referee.transport import (
     Cancelled,
@@ -572,7 +572,7 @@ class _Game:
         # The reason quotes the bot's last words: read its stderr to the end first (a bot that
         # exited), or at least what it wrote so far (one still running).
         t.drain_stderr(self.now() + STDERR_GRACE_S if exited is not None else None)
-        stderr = last_line(t.stderr_tail)
+        stderr = stderr_summary(t.stderr_tail)
         said = f"; stderr: {stderr}" if stderr else ""
         if isinstance(error, Closed) or exited is not None:
             p.exited = exited is not None
