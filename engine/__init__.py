@@ -22,7 +22,18 @@ from engine.notation import (
     write_moves,
 )
 from engine.record import Record, RecordError
-from engine.state import Color, Outcome, Phase, Result, State, Termination, perft
+from engine.state import (
+    Color,
+    Ending,
+    Forfeit,
+    Outcome,
+    Phase,
+    Result,
+    State,
+    Termination,
+    ending,
+    perft,
+)
 from engine.variants import VARIANTS, Variant, variant
 
 __all__ = [
@@ -34,6 +45,8 @@ __all__ = [
     "Action",
     "Board",
     "Color",
+    "Ending",
+    "Forfeit",
     "Geometry",
     "IllegalAction",
     "InvalidAction",
@@ -48,6 +61,7 @@ __all__ = [
     "State",
     "Termination",
     "Variant",
+    "ending",
     "geometry",
     "perft",
     "play_turn",

@@ -13,8 +13,10 @@
     1.e3 2.a5 3.b5 ...
 
 Headers follow PGN's tag-pair syntax. ``Result`` is ``1-0``, ``0-1``, ``1/2-1/2`` or ``*``;
-``Termination`` is a :class:`~engine.state.Termination` value. Reading a record replays it and
-checks that a rules ending (rows, pool exhausted, no moves) is what the moves really reach::
+``Termination`` is a :class:`~engine.state.Termination` value (the rules' endings and
+``resignation``), or the token of a game decided off the board (``time``, ``crash``...), read as
+a :class:`~engine.state.Forfeit` that keeps it. Reading a record replays it and checks that a
+rules ending (rows, pool exhausted, no moves) is what the moves really reach::
 
     >>> r = Record.parse('[Variant "blitz"]\\n\\n1.e3 2.a5')
     >>> r.variant.name, len(r.actions), r.outcome
@@ -30,7 +32,7 @@ from dataclasses import dataclass, field
 
 from engine.actions import Action
 from engine.notation import NotationError, read_moves, write_moves
-from engine.state import Outcome, Result, State, Termination
+from engine.state import Forfeit, Outcome, Result, State, Termination, ending
 from engine.variants import Variant, variant
 
 _HEADER = re.compile(r'^\[([A-Za-z][A-Za-z0-9_]*)\s+"((?:[^"\\]|\\.)*)"\]$')
@@ -125,13 +127,16 @@ class Record:
         if score != "*" and score not in _SCORES:
             raise RecordError(f"Result must be 1-0, 0-1, 1/2-1/2 or *, not {score!r}")
         term_text = headers.pop("Termination", None)
-        termination = None
+        termination: Termination | Forfeit | None = None
         if term_text is not None:
             try:
-                termination = Termination(term_text)
+                termination = ending(term_text)
             except ValueError:
                 known = ", ".join(t.value for t in Termination)
-                raise RecordError(f"unknown Termination {term_text!r} (known: {known})") from None
+                raise RecordError(
+                    f"bad Termination {term_text!r}: one of the rules' ({known}), or a "
+                    "lower-case word such as time or crash for a game decided off the board"
+                ) from None
         forfeit = termination is not None and not termination.by_rules
         moves_text = " ".join(body)
         try:

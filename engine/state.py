@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import enum
 import json
+import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from engine.actions import PASS, Action, IllegalAction, InvalidAction, Kind
 from engine.geometry import Geometry, geometry
@@ -64,23 +65,93 @@ class Result(enum.StrEnum):
 
 
 class Termination(enum.StrEnum):
-    """How a game ended. The first three come from the rules; the others from the referee."""
+    """How the game itself ended: the rules' three endings, and a resignation.
+
+    A game decided off the board (a player's clock ran out, its program crashed...) ends with a
+    :class:`Forfeit` instead, or with an ending a referee defines itself (:class:`Ending`).
+    """
 
     ROWS = "rows"
     POOL_EXHAUSTED = "pool-exhausted"
     NO_MOVES = "no-moves"
     RESIGNATION = "resignation"
-    TIME = "time"
-    CRASH = "crash"
-    ILLEGAL_MOVE = "illegal-move"
-    PROTOCOL = "protocol-error"
-    SANDBOX = "sandbox-violation"
-    NO_START = "no-start"
-    ABORTED = "aborted"
 
     @property
     def by_rules(self) -> bool:
-        return self in (Termination.ROWS, Termination.POOL_EXHAUSTED, Termination.NO_MOVES)
+        """Whether the moves themselves reach this ending (not a resignation)."""
+        return self is not Termination.RESIGNATION
+
+
+_TOKEN = re.compile(r"[a-z]+(?:-[a-z]+)*\Z")
+
+
+class Forfeit(str):
+    """A game decided off the board, named by a token the rules do not define.
+
+    The engine knows the rules' endings only (:class:`Termination`); how a referee ends a game
+    (``time``, ``crash``, ``illegal-move``...) is its own vocabulary. A record or a position
+    that names such an ending is read as a forfeit that keeps the token: a lower-case word, or
+    words joined by hyphens. A forfeit equals its token, and so any string enum member with
+    the same value::
+
+        >>> Forfeit("time")
+        Forfeit('time')
+        >>> Forfeit("time") == "time", Forfeit("time").value, Forfeit("time").by_rules
+        (True, 'time', False)
+        >>> Forfeit("Out of time")
+        Traceback (most recent call last):
+        ...
+        ValueError: a termination is a lower-case word, or words joined by hyphens: not 'Out ...
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, token: str) -> Forfeit:
+        if not isinstance(token, str) or not _TOKEN.match(token):
+            raise ValueError(
+                f"a termination is a lower-case word, or words joined by hyphens: not {token!r}"
+            )
+        if token in Termination.__members__.values():
+            raise ValueError(f"{token!r} is an ending of the rules, not a forfeit")
+        return super().__new__(cls, token)
+
+    def __repr__(self) -> str:
+        return f"Forfeit({str.__str__(self)!r})"
+
+    @property
+    def value(self) -> str:
+        """The token, as in a record's ``Termination`` header."""
+        return str.__str__(self)
+
+    @property
+    def by_rules(self) -> bool:
+        """Never: the moves did not decide the game."""
+        return False
+
+
+class Ending(Protocol):
+    """What :attr:`Outcome.termination` holds: a :class:`Termination`, a :class:`Forfeit`, or a
+    referee's own enum member with the same two properties (``value`` is the token)."""
+
+    @property
+    def value(self) -> str: ...
+
+    @property
+    def by_rules(self) -> bool: ...
+
+
+def ending(token: str) -> Termination | Forfeit:
+    """The ending a record or a position names: one of the rules', else a forfeit.
+
+    >>> ending("rows"), ending("crash")
+    (<Termination.ROWS: 'rows'>, Forfeit('crash'))
+
+    Raises ValueError for a token that is not a lower-case word with hyphens.
+    """
+    try:
+        return Termination(token)
+    except ValueError:
+        return Forfeit(token)
 
 
 @dataclass(frozen=True)
@@ -88,7 +159,7 @@ class Outcome:
     """A finished game: who won (or a draw) and why."""
 
     result: Result
-    termination: Termination
+    termination: Ending
 
     @property
     def winner(self) -> Color | None:
@@ -561,8 +632,8 @@ class State:
         turn: Color | int,
         white_rings: list[str],
         black_rings: list[str],
-        white_markers: list[str] = (),  # type: ignore[assignment]
-        black_markers: list[str] = (),  # type: ignore[assignment]
+        white_markers: list[str] | tuple[str, ...] = (),
+        black_markers: list[str] | tuple[str, ...] = (),
         removed: tuple[int, int] | None = None,
     ) -> State:
         """A ring-moving position, at the start of ``turn``'s turn.
@@ -749,7 +820,7 @@ class State:
         s._phase = _PHASE_NUMBER[phase]
         if phase is Phase.OVER:
             try:
-                s.outcome = Outcome(Result(str(result)), Termination(str(termination)))
+                s.outcome = Outcome(Result(str(result)), ending(str(termination)))
             except ValueError:
                 raise ValueError("a finished position needs a result and a termination") from None
         elif result is not None or termination is not None:

@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
-from arena.referee import cgroups
 from arena.referee.match import bot_library
 from arena.referee.sandbox import (
     ProtectionLevel,
     Sandbox,
     SandboxSettings,
+    cgroups,
     probe,
     processes_of_uids,
 )

@@ -249,3 +249,31 @@ def test_the_dependency_checks_see_imports_inside_functions(tmp_path: Path) -> N
         "arena.games.ratings",
         "arena.bots.models",
     }
+
+
+def test_no_module_of_arena_or_the_engine_is_over_900_lines():
+    """Big modules are split along their seams (docs/referee.md, docs/sandbox.md)."""
+    for folder in (ROOT / "arena", ROOT / "engine"):
+        for path in folder.rglob("*.py"):
+            lines = len(path.read_text().splitlines())
+            assert lines <= 900, f"{path.relative_to(ROOT)} has {lines} lines"
+
+
+def test_the_referee_imports_no_django():
+    """arena/referee/ is plain Python that the Django apps call, never the other way round."""
+    for path in (ROOT / "arena" / "referee").rglob("*.py"):
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                top = name.split(".")[0]
+                assert top not in ("django", "celery", "rest_framework"), (
+                    f"{path.relative_to(ROOT)} imports {name}"
+                )
+                if name.startswith("arena.") and not name.startswith("arena.referee"):
+                    assert name == "arena.rating", f"{path.relative_to(ROOT)} imports {name}"

@@ -24,6 +24,7 @@ from arena.bots.unpack import UnpackError
 from arena.games import runner
 from arena.games.models import Match, MatchRecord, PairStats, RatingState
 from arena.games.signals import match_closed
+from arena.referee.outcomes import Failure
 
 if TYPE_CHECKING:
     from arena.referee.match import GameResult
@@ -230,7 +231,7 @@ def release(match_id: int, attempt: int, reason: str) -> bool:
             gave_up = running.update(
                 status=S.ABORTED,
                 reason=f"gave up after {attempt} attempts; last: {reason}"[:4000],
-                termination="aborted",
+                termination=Failure.ABORTED.value,
                 finished_at=now,
             )
             if gave_up:
@@ -246,7 +247,7 @@ def abort(match_id: int, attempt: int, reason: str) -> bool:
         done = Match.objects.filter(pk=match_id, status=S.RUNNING, attempts=attempt).update(
             status=S.ABORTED,
             reason=reason[:4000],
-            termination="aborted",
+            termination=Failure.ABORTED.value,
             finished_at=timezone.now(),
         )
         if done:

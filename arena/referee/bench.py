@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from arena.referee import sandbox as sb
 from arena.referee.bots import BotSpec
 from arena.referee.match import ROOT, GameConfig, Referee, TimeControl, sandbox_settings
 
@@ -61,7 +62,9 @@ def _per_action(referee: Referee, bot: BotSpec, games: int, variant: str) -> tup
     for seed in range(games):
         marks: list[tuple[float, float]] = []
 
-        def on_action(state: Any, action: Any, ms: float, marks: list = marks) -> None:
+        def on_action(
+            state: Any, action: Any, ms: float, marks: list[tuple[float, float]] = marks
+        ) -> None:
             marks.append((time.thread_time(), time.perf_counter()))
 
         config = GameConfig(variant, bot, bot, TimeControl(600_000, 0), seed=seed)
@@ -86,8 +89,6 @@ def _throughput(referee: Referee, bot: BotSpec, games: int, variant: str) -> tup
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from arena.referee import sandbox as sb
-
     parser = argparse.ArgumentParser(prog="python -m arena.referee.bench", description=__doc__)
     parser.add_argument("--games", type=int, default=10, help="games per figure (default 10)")
     parser.add_argument("--variant", default="yinsh")

@@ -16,13 +16,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from arena.referee.bots import BotSpec
 from arena.referee.match import GameConfig, GameResult, Referee, TimeControl
-
-if TYPE_CHECKING:
-    from arena.referee.sandbox import Sandbox
+from arena.referee.sandbox import Sandbox
 
 __all__ = ["CheckReport", "check_bot"]
 

@@ -6,6 +6,10 @@ each, keeps a clock per bot, checks every action against the rules, and returns 
 raises: it loses, with a termination and a one-line reason. Only an infrastructure failure (the
 sandbox cannot start at all) raises :class:`RefereeError`, which a caller may retry.
 
+The configuration and result types are in :mod:`arena.referee.game`, the sandbox settings with
+the bot library in :mod:`arena.referee.library`, the words of a failure in
+:mod:`arena.referee.reasons`; this module re-exports the names its callers import from it.
+
 The game loop (:meth:`Referee.run`) works on two transports; :meth:`Referee.play` launches the
 bots and gives it :class:`~arena.referee.transport.PipeTransport` objects, and tests give it
 scripted ones. Time rules (docs/referee.md):
@@ -24,8 +28,6 @@ import contextlib
 import datetime as dt
 import importlib.metadata
 import json
-import os
-import re
 import shutil
 import tempfile
 import threading
@@ -33,27 +35,32 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import engine
 from arena.referee import protocol
 from arena.referee.bots import BotSpec
+from arena.referee.errors import InfrastructureError
+from arena.referee.game import GameConfig, GameResult, TimeControl
+from arena.referee.library import LIBRARY_INSIDE, ROOT, bot_library, sandbox_settings
+from arena.referee.outcomes import Failure
 from arena.referee.protocol import ActionReply, ProtocolError, Ready, RequestEncoder
+from arena.referee.reasons import stderr_summary, storable, violation_text
+from arena.referee.sandbox import Sandbox, SandboxUnavailable
 from arena.referee.transport import (
     Cancelled,
     Closed,
     LineTooLong,
     PipeTransport,
     Timeout,
+    ViolationLike,
     describe_exit,
 )
-
-if TYPE_CHECKING:
-    from arena.referee.sandbox import Sandbox
 
 __all__ = [
     "LIBRARY_INSIDE",
     "REFEREE_VERSION",
+    "ROOT",
     "GameConfig",
     "GameResult",
     "Referee",
@@ -73,158 +80,13 @@ _WHITE, _BLACK = engine.Color.WHITE, engine.Color.BLACK
 #: Largest ``info`` object kept per action (its compact JSON, in bytes), and per bot per game.
 INFO_LIMIT = 2048
 INFO_TOTAL_LIMIT = 256 * 1024
-_TC = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(?:\+\s*(\d+(?:\.\d*)?|\.\d+)\s*)?$")
+#: How long the referee waits, once a bot has exited, for its standard error to reach its end
+#: (every process that held it gone), so that a reason quotes the bot's last words.
+STDERR_GRACE_S = 1.0
 
 
-#: The project's root folder (engine/ and bots/ are in it).
-ROOT = Path(__file__).resolve().parent.parent.parent
-#: Where the engine and the bot SDK are mounted (read-only) inside the sandbox.
-LIBRARY_INSIDE = "/opt/yinsh"
-
-
-def library_paths() -> tuple[tuple[str, str], ...]:
-    """The host folders a bot may import from (the engine, the SDK), and where they appear."""
-    return (
-        (str(ROOT / "engine"), f"{LIBRARY_INSIDE}/engine"),
-        (str(ROOT / "bots" / "sdk" / "yinshbot"), f"{LIBRARY_INSIDE}/yinshbot"),
-    )
-
-
-def bot_library(level: Any, **overrides: Any) -> dict[str, Any]:
-    """``readonly_paths`` and ``env`` that make ``engine`` and ``yinshbot`` importable.
-
-    Inside the sandbox (levels FULL and NAMESPACE) both are mounted read-only under
-    :data:`LIBRARY_INSIDE`; a plain process (level NONE) imports them from the project folder.
-    ``overrides`` may hold other ``readonly_paths`` and ``env`` entries to keep.
-    """
-    from arena.referee.sandbox import ProtectionLevel
-
-    env = dict(overrides.get("env", ()))
-    readonly = list(overrides.get("readonly_paths", ()))
-    if ProtectionLevel(level) is ProtectionLevel.NONE:
-        path = f"{ROOT}{os.pathsep}{ROOT / 'bots' / 'sdk'}"
-    else:
-        path = LIBRARY_INSIDE
-        readonly += library_paths()
-    env.setdefault("PYTHONPATH", path)
-    env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
-    env.setdefault("PYTHONUNBUFFERED", "1")
-    return {"readonly_paths": tuple(readonly), "env": tuple(env.items())}
-
-
-def sandbox_settings(level: Any = None, **overrides: Any) -> Any:
-    """``SandboxSettings`` for running bots, with the bot library (:func:`bot_library`).
-
-    ``level`` is the level the sandbox will run at (None: the host's best, found by probing);
-    ``overrides`` are other SandboxSettings fields (``memory_mb``, ``state_dir``...).
-    """
-    from arena.referee import sandbox as sb
-
-    if level is None:
-        plain = {k: v for k, v in overrides.items() if k not in ("env", "readonly_paths")}
-        level = sb.probe(sb.SandboxSettings(**plain)).level
-    overrides.update(bot_library(level, **overrides))
-    return sb.SandboxSettings(**overrides)
-
-
-class RefereeError(RuntimeError):
+class RefereeError(InfrastructureError):
     """An infrastructure failure (the sandbox cannot start, the disk is full...): retry later."""
-
-
-# ----------------------------------------------------------------------------- configuration
-
-
-@dataclass(frozen=True)
-class TimeControl:
-    """A game clock: ``initial_ms`` for the game, ``increment_ms`` added per turn.
-
-    Written cutechess-style in seconds::
-
-        >>> TimeControl.parse("10+0.1")
-        TimeControl(initial_ms=10000, increment_ms=100)
-        >>> str(TimeControl.parse("60+1")), str(TimeControl.parse("0.5"))
-        ('60+1', '0.5+0')
-    """
-
-    initial_ms: int
-    increment_ms: int
-
-    def __post_init__(self) -> None:
-        if self.initial_ms <= 0 or self.increment_ms < 0:
-            raise ValueError(
-                f"a time control needs initial time > 0 and increment >= 0, not "
-                f"{self.initial_ms} ms + {self.increment_ms} ms"
-            )
-
-    @classmethod
-    def parse(cls, text: str) -> TimeControl:
-        """Read ``SECONDS[+INCREMENT]``: ``60+1``, ``10+0.1``, ``0.5``. Raises ValueError."""
-        m = _TC.match(text or "")
-        if not m:
-            raise ValueError(
-                f"bad time control {text!r}: write seconds and an optional increment in "
-                'seconds, like "60+1", "10+0.1" or "0.5"'
-            )
-        initial = round(float(m.group(1)) * 1000)
-        increment = round(float(m.group(2) or 0) * 1000)
-        if initial <= 0:
-            raise ValueError(f"bad time control {text!r}: the initial time must be above zero")
-        return cls(initial, increment)
-
-    def __str__(self) -> str:
-        return f"{_seconds(self.initial_ms)}+{_seconds(self.increment_ms)}"
-
-
-def _seconds(ms: int) -> str:
-    return f"{ms / 1000:.3f}".rstrip("0").rstrip(".")
-
-
-@dataclass(frozen=True)
-class GameConfig:
-    """One game to play: the variant, the two bots, the clock, the seed given to the bots.
-
-    ``opening`` actions are played before the bots take over (they see them in ``history``);
-    ``headers`` are extra record headers such as Event, Site or Round.
-    """
-
-    variant: str
-    white: BotSpec
-    black: BotSpec
-    time: TimeControl
-    seed: int = 0
-    opening: tuple[str, ...] = ()
-    headers: tuple[tuple[str, str], ...] = ()
-
-
-@dataclass
-class GameResult:
-    """How a game went.
-
-    Attributes:
-        outcome: the result and its termination (``aborted`` for a cancelled game, whose result
-            counts for nothing).
-        reason: one human line, e.g. ``black ran out of time (...)``.
-        fault: ``"white"`` or ``"black"``, the bot whose failure ended the game, else None.
-        record: the game record (its headers: White, Black, Date, TimeControl, Variant, Result,
-            Termination and the configured extras).
-        transcript: JSON-able details of the game (docs/protocol.md, "Transcript").
-        duration_s: wall time of the whole game, start-up and shut-down included.
-    """
-
-    outcome: engine.Outcome
-    reason: str
-    fault: str | None
-    record: engine.Record
-    transcript: dict[str, Any]
-    duration_s: float
-
-    def record_text(self, *, long: bool = True) -> str:
-        """The record file's text, moves in the long (default) or short notation."""
-        return self.record.to_text(long=long)
-
-    @property
-    def aborted(self) -> bool:
-        return self.outcome.termination is T.ABORTED
 
 
 # ----------------------------------------------------------------------------- the loop
@@ -233,28 +95,29 @@ class GameResult:
 class Transport(Protocol):
     """What the game loop needs of a bot connection (a PipeTransport or a scripted fake)."""
 
-    stderr_bytes: int
-
+    @property
+    def stderr_bytes(self) -> int: ...
     @property
     def stderr_tail(self) -> str: ...
     def send(self, data: bytes, deadline: float) -> None: ...
     def receive(self, deadline: float) -> bytes: ...
     def unsolicited(self) -> bytes: ...
-    def drain_stderr(self) -> None: ...
+    def drain_stderr(self, deadline: float | None = None) -> None: ...
     def close_input(self) -> None: ...
     def wait_exit(self, deadline: float) -> int | None: ...
     def poll(self) -> int | None: ...
     def pause(self) -> None: ...
     def resume(self) -> None: ...
     def cpu_seconds(self) -> float: ...
-    def violation(self) -> Any: ...
+    def violation(self) -> ViolationLike | None: ...
+    def setup_failure(self) -> str | None: ...
     def kill(self) -> None: ...
 
 
 class _Failed(Exception):
     """A bot failed: it loses with this termination and reason."""
 
-    def __init__(self, color: engine.Color, termination: engine.Termination, reason: str):
+    def __init__(self, color: engine.Color, termination: Failure, reason: str):
         super().__init__(reason)
         self.color = color
         self.termination = termination
@@ -283,33 +146,6 @@ class _Player:
     @property
     def label(self) -> str:
         return self.color.label
-
-
-def _violation_text(v: Any) -> str:
-    kind = getattr(v, "kind", None)
-    kind_text = getattr(kind, "value", kind)
-    message = getattr(v, "message", None) or str(v)
-    return f"{message} ({kind_text})" if kind_text else str(message)
-
-
-def storable(value: Any) -> Any:
-    """``value`` (JSON data) with every NUL character in its strings, keys included, replaced by
-    U+FFFD: bots may write anything, and databases such as PostgreSQL refuse NUL in text."""
-    if isinstance(value, str):
-        return value.replace("\x00", "\ufffd") if "\x00" in value else value
-    if isinstance(value, dict):
-        return {storable(k): storable(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [storable(v) for v in value]
-    return value
-
-
-def _last_line(text: str, limit: int = 160) -> str:
-    for line in reversed(text.splitlines()):
-        if line.strip():
-            line = line.strip()
-            return line if len(line) <= limit else line[: limit - 3] + "..."
-    return ""
 
 
 class Referee:
@@ -351,8 +187,6 @@ class Referee:
         """The sandbox bots run in (made on first use when none was given)."""
         with self._sandbox_lock:
             if self._sandbox is None:
-                from arena.referee.sandbox import Sandbox
-
                 self._sandbox = Sandbox(sandbox_settings())
             return self._sandbox
 
@@ -365,21 +199,21 @@ class Referee:
     ) -> GameResult:
         """Play one game: launch both bots, run the game, stop both bots, return the result.
 
-        Raises ``SandboxUnavailable`` (from the sandbox) for untrusted bots on a host without an
-        adequate sandbox, :class:`RefereeError` when the bots cannot be started for a reason
-        that is not theirs, ``ValueError`` for a bad configuration (variant, opening).
+        Raises an :class:`~arena.referee.errors.InfrastructureError` when a bot cannot be
+        started for a reason that is not its own: ``SandboxUnavailable`` (from the sandbox) for
+        an untrusted bot on a host without an adequate sandbox, ``SlotsExhausted``, a
+        ``CgroupError``, or :class:`RefereeError` for any other failure of the machine (a
+        missing bot folder, a full disk). Nothing is then recorded against either bot, and
+        neither bot is left running. Raises ``ValueError`` for a bad configuration (variant,
+        opening).
         """
         _check_config(config)
         sandbox = self.sandbox
         transports: dict[engine.Color, PipeTransport | None] = {_WHITE: None, _BLACK: None}
-        failures: dict[engine.Color, str] = {}
         scratch: list[Path] = []
         try:
             for color, spec in ((_WHITE, config.white), (_BLACK, config.black)):
-                try:
-                    transports[color] = self._launch(sandbox, spec, scratch, cancel)
-                except _LaunchFailed as e:
-                    failures[color] = str(e)
+                transports[color] = self._launch(sandbox, spec, scratch, cancel)
             return self.run(
                 config,
                 transports[_WHITE],
@@ -387,7 +221,6 @@ class Referee:
                 protection=_level_name(sandbox),
                 on_action=on_action,
                 cancel=cancel,
-                launch_failures=failures,
             )
         finally:
             for t in transports.values():
@@ -404,23 +237,19 @@ class Referee:
         scratch: list[Path],
         cancel: threading.Event | None,
     ) -> PipeTransport:
-        from arena.referee import sandbox as sb
-
         folder = spec.folder
-        if not spec.path.is_dir():
-            # A single-file bot sees its own file only, never its neighbours.
-            tmp = Path(tempfile.mkdtemp(prefix="yinsh-bot-"))
-            scratch.append(tmp)
-            shutil.copy2(spec.path, tmp / spec.path.name)
-            tmp.chmod(0o755)
-            folder = tmp
         try:
+            if not spec.path.is_dir():
+                # A single-file bot sees its own file only, never its neighbours.
+                tmp = Path(tempfile.mkdtemp(prefix="yinsh-bot-"))
+                scratch.append(tmp)
+                shutil.copy2(spec.path, tmp / spec.path.name)
+                tmp.chmod(0o755)
+                folder = tmp
             process = sandbox.launch(folder, list(spec.command), trusted=spec.trusted)
-        except sb.SandboxUnavailable:
-            raise
-        except FileNotFoundError as e:
-            raise _LaunchFailed(f"could not start: {e}") from None
-        except (OSError, sb.SandboxError) as e:  # type: ignore[attr-defined]
+        except InfrastructureError:
+            raise  # the sandbox's own: SandboxUnavailable, SlotsExhausted, CgroupError
+        except OSError as e:  # the bot's folder is gone, the disk is full...
             raise RefereeError(f"the sandbox could not start {spec.name}: {e}") from e
         return PipeTransport(process, line_limit=self.line_limit_bytes, cancel=cancel)
 
@@ -449,12 +278,8 @@ class Referee:
         ).run()
 
 
-class _LaunchFailed(Exception):
-    pass
-
-
-def _level_name(sandbox: Any) -> str:
-    level = getattr(sandbox, "level", None)
+def _level_name(sandbox: Sandbox) -> str:
+    level = getattr(sandbox, "level", None)  # a stand-in for a sandbox may have none
     return str(getattr(level, "value", level) or "unknown").lower()
 
 
@@ -528,9 +353,9 @@ class _Game:
             outcome = engine.Outcome(engine.Result.DRAW, f.termination)
             reason = f.reason
         except (_Aborted, Cancelled):
-            outcome = engine.Outcome(engine.Result.DRAW, T.ABORTED)
+            outcome = engine.Outcome(engine.Result.DRAW, Failure.ABORTED)
             reason = "the game was aborted by the referee (the result does not count)"
-        aborted = outcome.termination is T.ABORTED
+        aborted = outcome.termination is Failure.ABORTED
         self._finish(outcome, reason, fault, aborted)
         return self._result(outcome, reason, fault, aborted)
 
@@ -540,10 +365,11 @@ class _Game:
         if outcome.termination is T.ROWS:
             n = max(w, b)
             return f"{outcome.result.value} removed {n} ring{'s' if n != 1 else ''} ({w}-{b})"
+        ending = outcome.termination.value
         what = {
-            T.POOL_EXHAUSTED: "the marker pool ran out",
-            T.NO_MOVES: "neither player could move",
-        }.get(outcome.termination, outcome.termination.value)
+            T.POOL_EXHAUSTED.value: "the marker pool ran out",
+            T.NO_MOVES.value: "neither player could move",
+        }.get(ending, ending)
         if outcome.result is engine.Result.DRAW:
             return f"{what} with rings removed equal ({w}-{b}): a draw"
         return f"{what}; {outcome.result.value} removed more rings ({w}-{b})"
@@ -556,7 +382,7 @@ class _Game:
         for p in self.players:
             if p.transport is None:
                 why = self.launch_failures.get(p.color, "could not be started")
-                errors[p.color] = _Failed(p.color, T.NO_START, f"{p.label} {why}")
+                errors[p.color] = _Failed(p.color, Failure.NO_START, f"{p.label} {why}")
                 continue
             hello = protocol.Hello(
                 variant=self.state.variant.name,
@@ -692,7 +518,7 @@ class _Game:
         phase = self.state.next.value.replace("-", " a ")
         raise _Failed(
             me.color,
-            T.ILLEGAL_MOVE,
+            Failure.ILLEGAL_MOVE,
             f"{me.label} played {shown!r}, which is not legal here "
             f"(ply {len(self.state.history) + 1}, {me.label} must {phase})",
         )
@@ -734,37 +560,45 @@ class _Game:
         if violation is not None:
             return _Failed(
                 p.color,
-                T.SANDBOX,
-                f"{label} was stopped by the sandbox: {_violation_text(violation)}",
+                Failure.SANDBOX,
+                f"{label} was stopped by the sandbox: {violation_text(violation)}",
             )
-        t.drain_stderr()
-        stderr = _last_line(t.stderr_tail)
+        if exited is not None:
+            why = t.setup_failure()
+            if why is not None:
+                raise SandboxUnavailable(
+                    f"the sandbox could not start {label}'s program ({p.spec.name}): {why}"
+                )
+        # The reason quotes the bot's last words: read its stderr to the end first (a bot that
+        # exited), or at least what it wrote so far (one still running).
+        t.drain_stderr(self.now() + STDERR_GRACE_S if exited is not None else None)
+        stderr = stderr_summary(t.stderr_tail)
         said = f"; stderr: {stderr}" if stderr else ""
         if isinstance(error, Closed) or exited is not None:
             p.exited = exited is not None
             how = describe_exit(exited) if exited is not None else "closed its output"
             if exited is None:
-                return _Failed(p.color, T.CRASH, f"{label} closed its output {where}{said}")
-            return _Failed(p.color, T.CRASH, f"{label} exited {where} ({how}){said}")
+                return _Failed(p.color, Failure.CRASH, f"{label} closed its output {where}{said}")
+            return _Failed(p.color, Failure.CRASH, f"{label} exited {where} ({how}){said}")
         if isinstance(error, Timeout):
             if starting:
                 return _Failed(
                     p.color,
-                    T.NO_START,
+                    Failure.NO_START,
                     f"{label} sent no ready within {self.ref.startup_timeout_s:g} s{said}",
                 )
             elapsed = self.now() - (start if start is not None else self.now())
             late = "answered only" if str(error) == "late" else "no answer"
             return _Failed(
                 p.color,
-                T.TIME,
+                Failure.TIME,
                 f"{label} ran out of time ({late} after {elapsed:.2f} s with "
                 f"{round(p.clock_ms)} ms on its clock + {self.overhead_ms:g} ms allowance, "
                 f"{where})",
             )
         if isinstance(error, LineTooLong):
-            return _Failed(p.color, T.PROTOCOL, f"{label} wrote {error} {where}")
-        return _Failed(p.color, T.PROTOCOL, f"{label} broke the protocol {where}: {error}")
+            return _Failed(p.color, Failure.PROTOCOL, f"{label} wrote {error} {where}")
+        return _Failed(p.color, Failure.PROTOCOL, f"{label} broke the protocol {where}: {error}")
 
     # --------------------------------------------------------------------- shutting down
 
@@ -818,12 +652,12 @@ class _Game:
             with contextlib.suppress(Exception):
                 p.end["cpu_s"] = round(t.cpu_seconds(), 3)
             with contextlib.suppress(Exception):
-                t.drain_stderr()
+                t.drain_stderr(self.now() + STDERR_GRACE_S if t.poll() is not None else None)
             v = None
             with contextlib.suppress(Exception):
                 v = t.violation()
             if v is not None:
-                p.end["violation"] = _violation_text(v)
+                p.end["violation"] = violation_text(v)
 
     def _result(
         self, outcome: engine.Outcome, reason: str, fault: engine.Color | None, aborted: bool
@@ -893,7 +727,7 @@ class _Game:
 
 
 class _BothFailed(Exception):
-    def __init__(self, termination: engine.Termination, reason: str):
+    def __init__(self, termination: Failure, reason: str):
         super().__init__(reason)
         self.termination = termination
         self.reason = reason

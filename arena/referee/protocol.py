@@ -250,7 +250,7 @@ def _tuple(types: type | tuple[type, ...]) -> tuple[type, ...]:
 def _name(data: dict[str, Any], field: str, *, required: bool) -> str:
     if not required and field not in data:
         return ""
-    value = _field(data, "ready", field, str)
+    value: str = _field(data, "ready", field, str)
     if required and not value.strip():
         raise ProtocolError(f'"{field}" of the ready message is empty')
     if len(value) > MAX_NAME_CHARS or not value.isprintable():

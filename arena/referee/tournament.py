@@ -1,16 +1,19 @@
-"""Running many games: a round-robin schedule, K games at once, files, interruption and resume.
+"""Running many games: a round-robin tournament, K games at once, files, interruption and resume.
 
 :func:`run_games` plays a list of :class:`Job` (one game each) on a thread pool, writes each
 finished game's record and transcript, and reports each result as it comes; setting its
 ``cancel`` event aborts the running games (not counted) and starts no more. The ``match`` and
 ``tournament`` commands are built on it.
 
-:class:`Tournament` is a round-robin: every pair of players meets twice per round, once with
-each colour. Its state (players, settings, finished games) is saved in ``DIR/tournament.json``
-after every game, so that an interrupted tournament resumes where it stopped::
+:class:`Tournament` is a round-robin of ``rounds`` rounds: in each, every pair of players meets
+twice, once with each colour, which is two cycles of the one scheduler,
+:func:`arena.referee.schedule.round_robin` (``games_per_pair = 2 * rounds``)::
 
-    >>> [(p.white, p.black) for p in round_robin(3, rounds=1)]
-    [(2, 1), (2, 0), (0, 1), (1, 2), (0, 2), (1, 0)]
+    >>> [(p.white, p.black) for p in round_robin(3, games_per_pair=2)]
+    [(1, 2), (2, 0), (0, 1), (2, 1), (0, 2), (1, 0)]
+
+Its state (players, settings, finished games) is saved in ``DIR/tournament.json`` after every
+game, so that an interrupted tournament resumes where it stopped.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from typing import Any
 import engine
 from arena.referee.bots import BotError, BotSpec
 from arena.referee.match import GameConfig, GameResult, Referee, RefereeError, TimeControl
+from arena.referee.schedule import Pairing, TournamentError, round_robin
 
 __all__ = [
     "STATE_FILE",
@@ -48,11 +52,8 @@ __all__ = [
 
 #: The tournament's state file inside its output folder.
 STATE_FILE = "tournament.json"
-_STATE_VERSION = 1
-
-
-class TournamentError(ValueError):
-    """A tournament that cannot be started or resumed as asked (the message says why)."""
+# 2: games numbered by the one scheduler (arena.referee.schedule), round after circle round.
+_STATE_VERSION = 2
 
 
 # ----------------------------------------------------------------------------- one game each
@@ -195,69 +196,6 @@ class _Skipped(RefereeError):
 # ----------------------------------------------------------------------------- round-robin
 
 
-@dataclass(frozen=True)
-class Pairing:
-    """One scheduled game: its number (from 1), round, and the players' indexes."""
-
-    number: int
-    round: int
-    white: int
-    black: int
-
-
-def round_robin(players: int, rounds: int) -> list[Pairing]:
-    """Every pair meets twice per round, once with each colour.
-
-    Within a round the pairs are ordered so that consecutive games involve different players
-    where possible (the circle method); the second leg repeats the first with colours swapped.
-    """
-    if players < 2:
-        raise TournamentError("a round-robin needs at least two players")
-    pairs = _circle_pairs(players)
-    out: list[Pairing] = []
-    for r in range(rounds):
-        legs = (pairs, [(b, a) for a, b in pairs])
-        if r % 2:
-            legs = (legs[1], legs[0])
-        for leg in legs:
-            for a, b in leg:
-                out.append(Pairing(len(out) + 1, r + 1, a, b))
-    return out
-
-
-def _circle_pairs(n: int) -> list[tuple[int, int]]:
-    ids: list[int | None] = list(range(n)) + ([None] if n % 2 else [])
-    m = len(ids)
-    pairs: list[tuple[int, int]] = []
-    for turn in range(m - 1):
-        for k in range(m // 2):
-            a, b = ids[k], ids[m - 1 - k]
-            if a is not None and b is not None:
-                pairs.append((a, b) if (turn + k) % 2 == 0 else (b, a))
-        ids = [ids[0], ids[-1], *ids[1:-1]]
-    # One orientation per pair, the lower index first unless the circle turned it.
-    seen: set[frozenset[int]] = set()
-    unique = []
-    for a, b in pairs:
-        key = frozenset((a, b))
-        if key not in seen:
-            seen.add(key)
-            unique.append((a, b))
-    return _chain(unique)
-
-
-def _chain(pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Reorder so that a player does not play two games in a row where avoidable."""
-    left = list(pairs)
-    out: list[tuple[int, int]] = []
-    while left:
-        last = set(out[-1]) if out else set()
-        pick = next((p for p in left if not set(p) & last), left[0])
-        left.remove(pick)
-        out.append(pick)
-    return out
-
-
 @dataclass
 class Tournament:
     """A round-robin's settings, schedule and finished games, saved in ``out/tournament.json``."""
@@ -273,7 +211,9 @@ class Tournament:
     def __post_init__(self) -> None:
         engine.variant(self.variant)
         self.names = _unique_names(self.players)
-        self.schedule = round_robin(len(self.players), self.rounds)
+        if self.rounds < 1:
+            raise TournamentError("a tournament needs at least one round")
+        self.schedule: list[Pairing] = round_robin(len(self.players), 2 * self.rounds)
 
     # ------------------------------------------------------------------------- state
 
@@ -309,8 +249,15 @@ class Tournament:
             raise TournamentError(f"{out}: no {STATE_FILE}; nothing to resume") from None
         except (OSError, ValueError) as e:
             raise TournamentError(f"{path}: cannot be read: {e}") from None
-        if data.get("version") != _STATE_VERSION:
-            raise TournamentError(f"{path}: unknown state version {data.get('version')!r}")
+        version = data.get("version")
+        if version == 1:
+            raise TournamentError(
+                f"{path} was saved by an older version of the tournament command, which "
+                "numbered its games in another order: finish it with that version, or start "
+                "the tournament again in another folder"
+            )
+        if version != _STATE_VERSION:
+            raise TournamentError(f"{path}: unknown state version {version!r}")
         players = []
         for p in data["players"]:
             try:

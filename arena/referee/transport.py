@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 __all__ = [
     "BotProcessLike",
@@ -40,6 +40,7 @@ __all__ = [
     "PipeTransport",
     "Timeout",
     "TransportError",
+    "ViolationLike",
     "describe_exit",
 ]
 
@@ -68,6 +69,15 @@ class Cancelled(TransportError):
     """The caller's cancel event was set while waiting."""
 
 
+class ViolationLike(Protocol):
+    """What the sandbox says it stopped (the sandbox's ``Violation``)."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def message(self) -> str: ...
+
+
 class BotProcessLike(Protocol):
     """What the transport needs of a running bot (the sandbox's ``BotProcess`` provides it)."""
 
@@ -79,7 +89,7 @@ class BotProcessLike(Protocol):
     def pause(self) -> None: ...
     def resume(self) -> None: ...
     def cpu_seconds(self) -> float: ...
-    def violation(self) -> Any: ...
+    def violation(self) -> ViolationLike | None: ...
     def kill(self) -> None: ...
 
 
@@ -137,8 +147,7 @@ class PipeTransport:
         self._buf = bytearray()
         self._scan = 0  # bytes of _buf already known to hold no newline
         self._err_tail = bytearray()
-        #: Bytes the bot wrote to standard error in all (only the tail is kept), when known.
-        self.stderr_bytes = 0
+        self._err_bytes = 0
         self._poller = select.poll()
         self._poller.register(self._out_fd, _IN)
         if self._err_open:
@@ -295,24 +304,47 @@ class PipeTransport:
         if not chunk:
             self._err_open = False
             return False
-        self.stderr_bytes += len(chunk)
+        self._err_bytes += len(chunk)
         tail = self._err_tail
         tail += chunk
         if len(tail) > self.stderr_limit:
             del tail[: len(tail) - self.stderr_limit]
         return True
 
-    def drain_stderr(self, limit: int = 1 << 20) -> None:
-        """Read whatever standard error holds now, without waiting (at most ``limit`` bytes)."""
-        start = self.stderr_bytes
-        while self._err_open and self.stderr_bytes - start < limit:
-            before = self.stderr_bytes
+    def drain_stderr(self, deadline: float | None = None, *, limit: int = 1 << 20) -> None:
+        """Read what the bot wrote to standard error so far (at most ``limit`` bytes more).
+
+        With a ``deadline`` (for a bot that has ended) keep reading until the end of file, which
+        comes once every process that held the pipe is gone, or the deadline: then the tail has
+        the bot's last words. Where the sandbox drains stderr itself, it is asked to do the same.
+        """
+        if self._err_fd < 0:
+            drain = getattr(self.process, "drain_stderr", None)
+            if callable(drain):
+                drain(0.0 if deadline is None else max(0.0, deadline - self.clock()))
+            return
+        start = self._err_bytes
+        while self._err_open and self._err_bytes - start < limit:
+            before = self._err_bytes
             if not self._read_stderr():
                 with contextlib.suppress(KeyError, ValueError):
                     self._poller.unregister(self._err_fd)
                 break
-            if self.stderr_bytes == before:
-                break
+            if self._err_bytes == before:
+                left = 0.0 if deadline is None else deadline - self.clock()
+                if left <= 0:
+                    break
+                poller = select.poll()
+                poller.register(self._err_fd, _IN)
+                poller.poll(math.ceil(min(left, 1.0) * 1000))
+
+    @property
+    def stderr_bytes(self) -> int:
+        """Bytes the bot wrote to standard error in all (only the tail is kept)."""
+        if self._err_fd < 0:
+            total = getattr(self.process, "stderr_bytes", None)
+            return total if isinstance(total, int) else 0
+        return self._err_bytes
 
     def unsolicited(self) -> bytes:
         """Output the bot wrote without being asked (read now, without waiting)."""
@@ -374,8 +406,14 @@ class PipeTransport:
     def cpu_seconds(self) -> float:
         return float(self.process.cpu_seconds())
 
-    def violation(self) -> Any:
+    def violation(self) -> ViolationLike | None:
         return self.process.violation()
+
+    def setup_failure(self) -> str | None:
+        """Why the sandbox could not start the bot's program at all (None: it started it, or
+        there is no sandbox); ask once the bot ended, after :meth:`violation`."""
+        check = getattr(self.process, "setup_failure", None)
+        return check() if callable(check) else None
 
     def kill(self) -> None:
         """Stop the bot and everything it started (the process object closes the pipes)."""

@@ -30,16 +30,13 @@ from arena.bots.models import Bot, BotVersion
 from arena.games.models import Match, MatchRecord, Variant
 from arena.games.services import queue_pending
 from arena.referee.match import TimeControl
+from arena.referee.schedule import TournamentError, round_robin
 from arena.tournaments import limits
 from arena.tournaments.models import Entry, Tournament
 
 M = Match.Status
 TS = Tournament.Status
 _OPEN_MATCHES = (M.PENDING, M.QUEUED, M.RUNNING)
-
-
-class TournamentError(ValueError):
-    """A tournament that cannot be created or changed as asked; the message says why."""
 
 
 # ----------------------------------------------------------------------------- permissions
@@ -74,40 +71,6 @@ def check_time_control(text: str) -> str:
             f"{settings.CELERY_VISIBILITY_TIMEOUT} s a task may run"
         )
     return str(tc)
-
-
-def rounds(n: int) -> list[list[tuple[int, int]]]:
-    """A single round robin of ``n`` players by the circle method: each round's pairs of
-    indices, the first of each pair taking white. Colours are balanced greedily: white goes to
-    whoever has had it less often so far (then to whoever had black last).
-
-    >>> rounds(4)
-    [[(0, 3), (1, 2)], [(2, 0), (3, 1)], [(0, 1), (2, 3)]]
-    >>> whites = [sum(w == p for r in rounds(6) for w, _ in r) for p in range(6)]
-    >>> max(whites) - min(whites) <= 1
-    True
-    """
-    players: list[int | None] = list(range(n))
-    if n % 2:
-        players.append(None)
-    m = len(players)
-    whites = [0] * m
-    last_black = [False] * m
-    out = []
-    for _ in range(m - 1):
-        pairs = []
-        for i in range(m // 2):
-            a, b = players[i], players[m - 1 - i]
-            if a is None or b is None:
-                continue
-            if (whites[b], not last_black[b], b) < (whites[a], not last_black[a], a):
-                a, b = b, a
-            whites[a] += 1
-            last_black[a], last_black[b] = False, True
-            pairs.append((a, b))
-        out.append(pairs)
-        players = [players[0], players[-1], *players[1:-1]]
-    return out
 
 
 def create(
@@ -158,28 +121,21 @@ def create(
         Entry.objects.bulk_create(
             Entry(tournament=t, version=v, seed=i + 1) for i, v in enumerate(entrants)
         )
-        schedule = rounds(len(entrants))
-        matches = []
-        number = 0
-        for game in range(games_per_pair):
-            for pairs in schedule:
-                number += 1
-                for a, b in pairs:
-                    white, black = (a, b) if game % 2 == 0 else (b, a)
-                    matches.append(
-                        Match(
-                            variant=variant,
-                            kind=Match.Kind.TOURNAMENT,
-                            status=M.PENDING,
-                            white=entrants[white],
-                            black=entrants[black],
-                            time_control=tc,
-                            seed=rng.randrange(2**31),
-                            rated=rated,
-                            tournament=t,
-                            round=number,
-                        )
-                    )
+        matches = [
+            Match(
+                variant=variant,
+                kind=Match.Kind.TOURNAMENT,
+                status=M.PENDING,
+                white=entrants[p.white],
+                black=entrants[p.black],
+                time_control=tc,
+                seed=rng.randrange(2**31),
+                rated=rated,
+                tournament=t,
+                round=p.round,
+            )
+            for p in round_robin(len(entrants), games_per_pair)
+        ]
         Match.objects.bulk_create(matches, batch_size=1000)
         release(t.pk)
     return t

@@ -16,9 +16,10 @@ from arena import worker
 from arena.bots.unpack import StoredFileError
 from arena.games import services, sweeper
 from arena.games.models import Match, MatchRecord, PairStats, RatingState
-from arena.referee.cgroups import CgroupError
 from arena.referee.match import GameResult
+from arena.referee.outcomes import Failure
 from arena.referee.sandbox import Sandbox, SandboxUnavailable, SlotsExhausted
+from arena.referee.sandbox.cgroups import CgroupError
 from tests.arena.conftest import make_version
 
 S = Match.Status
@@ -45,10 +46,10 @@ def fake_result(variant: str = "yinsh", result: str = "white", *, aborted: bool 
     for token in ("e3", "a5"):
         state.play(token)
     if aborted:
-        outcome = engine.Outcome(engine.Result.DRAW, engine.Termination.ABORTED)
+        outcome = engine.Outcome(engine.Result.DRAW, Failure.ABORTED)
         record = engine.Record.from_state(state, None, White="w v1", Black="b v1")
     else:
-        outcome = engine.Outcome(engine.Result(result), engine.Termination.TIME)
+        outcome = engine.Outcome(engine.Result(result), Failure.TIME)
         record = engine.Record.from_state(state, outcome, White="w v1", Black="b v1")
     return GameResult(
         outcome=outcome,

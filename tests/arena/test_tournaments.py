@@ -12,6 +12,7 @@ from django.core.exceptions import PermissionDenied
 
 from arena.games import services as games
 from arena.games.models import Match, MatchRecord
+from arena.referee.schedule import round_robin
 from arena.tournaments import services
 from arena.tournaments.models import Tournament
 from tests.arena.conftest import make_version
@@ -211,10 +212,19 @@ def test_the_archive_holds_every_record_byte_for_byte(user: Any, entrants: list[
         assert any(n.endswith("all-games.txt") for n in names)
 
 
-def test_rounds_pair_everyone_once() -> None:
-    for n in range(2, 9):
-        pairs = [frozenset(p) for r in services.rounds(n) for p in r]
-        assert len(pairs) == len(set(pairs)) == n * (n - 1) // 2
-        for r in services.rounds(n):
-            players = [p for pair in r for p in pair]
-            assert len(players) == len(set(players))
+@pytest.mark.django_db
+def test_a_tournament_plays_the_referees_round_robin(user: Any, settings: Any) -> None:
+    """The site and the local command share one scheduler: rounds where everyone plays at most
+    once, each pair once per cycle, the colours reversed in the next cycle."""
+    settings.OPEN_TOURNAMENTS = True
+    bots = [make_version(user, f"rr-{i}").bot for i in range(5)]
+    t = services.create(
+        user, name="rr", variant="yinsh", time_control="5+0.1", games_per_pair=2, bots=bots
+    )
+    seeds = {e.version_id: e.seed - 1 for e in t.entries.all()}
+    made = [
+        (m.round, seeds[m.white_id], seeds[m.black_id])
+        for m in Match.objects.filter(tournament=t).order_by("round", "pk")
+    ]
+    expected = [(p.round, p.white, p.black) for p in round_robin(5, 2)]
+    assert sorted(made) == sorted(expected)

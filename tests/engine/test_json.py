@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import State, replay
+from engine import Forfeit, Outcome, Result, State, replay
 from tests.engine.helpers import REAL_GAMES, W, crowd, legal, setup
 from tests.engine.positions import BLOCKED_BOTH, CASE_1
 
@@ -225,3 +225,12 @@ def test_any_damaged_position_is_read_or_refused_with_a_value_error(field, sub, 
 def test_any_json_value_is_read_or_refused_with_a_value_error(value):
     with contextlib.suppress(ValueError):
         State.from_json(json.dumps(value))
+
+
+def test_a_finished_position_may_name_a_forfeit_the_rules_do_not_define():
+    data = dict(replay(CASE_1).to_json(), next="over", result="black", termination="time")
+    s = State.from_json(data)
+    assert s.outcome == Outcome(Result.BLACK, Forfeit("time"))
+    assert s.to_json()["termination"] == "time"
+    with pytest.raises(ValueError, match="needs a result and a termination"):
+        State.from_json(dict(data, termination="Out of time"))

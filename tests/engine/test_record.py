@@ -1,14 +1,18 @@
 """Game-record files (engine/record.py): headers and moves, read back as the same game."""
 
+import enum
+
 import pytest
 
 from engine import (
+    Forfeit,
     Outcome,
     Record,
     RecordError,
     Result,
     State,
     Termination,
+    ending,
     read_moves,
     replay,
     variant,
@@ -137,7 +141,7 @@ def test_a_forfeit_with_a_result_is_accepted_with_an_unfinished_last_turn():
     # White ran out of time after removing its first row, before removing a ring.
     moves = f"{CASE_1} 23.i8-f5;xc6-g6"
     record = Record.parse(record_text(moves, Result="0-1", Termination="time"))
-    assert record.outcome == Outcome(Result.BLACK, Termination.TIME)
+    assert record.outcome == Outcome(Result.BLACK, Forfeit("time"))
     assert str(record.actions[-1]) == "xc6-g6"
     assert Record.parse(record.to_text(long=False)) == record
     assert record.to_text().rstrip().endswith("23.i8-f5;xc6-g6")
@@ -182,8 +186,47 @@ def test_a_record_claiming_no_moves_must_end_with_two_passes():
 
 def test_from_state_takes_a_forfeit_outcome():
     s = replay(UNFINISHED)
-    record = Record.from_state(s, Outcome(Result.WHITE, Termination.CRASH))
+    record = Record.from_state(s, Outcome(Result.WHITE, Forfeit("crash")))
     assert Record.parse(record.to_text()) == record
+
+
+class RefereeEnding(enum.StrEnum):
+    """A referee's own endings, as the engine sees them: any enum with ``value`` and
+    ``by_rules``."""
+
+    TIME = "time"
+    SANDBOX = "sandbox-violation"
+
+    @property
+    def by_rules(self) -> bool:
+        return False
+
+
+@pytest.mark.parametrize("ending", list(RefereeEnding))
+def test_a_referees_own_ending_is_written_and_read_back_as_a_forfeit_of_that_token(ending):
+    s = replay(UNFINISHED)
+    record = Record.from_state(s, Outcome(Result.BLACK, ending))
+    assert f'[Termination "{ending.value}"]' in record.to_text()
+    again = Record.parse(record.to_text())
+    assert again.outcome == Outcome(Result.BLACK, Forfeit(ending.value)) == record.outcome
+    assert again.outcome is not None and again.outcome.termination.value == ending.value
+    assert type(again.outcome.termination) is Forfeit
+
+
+@pytest.mark.parametrize("token", ["time", "crash", "no-start", "sandbox-violation", "boredom"])
+def test_a_termination_the_rules_do_not_define_is_a_forfeit_keeping_its_token(token):
+    moves = f"{CASE_1} 23.i8-f5;xc6-g6"
+    record = Record.parse(record_text(moves, Result="1-0", Termination=token))
+    assert record.outcome == Outcome(Result.WHITE, Forfeit(token))
+    assert not record.outcome.termination.by_rules
+    assert f'[Termination "{token}"]' in record.to_text()
+
+
+def test_the_rules_endings_are_never_forfeits():
+    assert [t.value for t in Termination] == ["rows", "pool-exhausted", "no-moves", "resignation"]
+    assert ending("rows") is Termination.ROWS and ending("resignation") is Termination.RESIGNATION
+    with pytest.raises(ValueError, match="an ending of the rules"):
+        Forfeit("rows")
 
 
 # ------------------------------------------------------------------------ errors
@@ -198,7 +241,9 @@ def test_from_state_takes_a_forfeit_outcome():
         ('[White "a"]\n[White "b"]\n\n1.e3', "line 2: header White given twice"),
         ('[Variant "chess"]\n\n1.e3', "unknown variant 'chess'"),
         ('[Result "2-0"]\n\n1.e3', "Result must be 1-0, 0-1, 1/2-1/2 or \\*, not '2-0'"),
-        ('[Termination "boredom"]\n\n1.e3', "unknown Termination 'boredom'"),
+        ('[Termination "Boredom"]\n\n1.e3', "bad Termination 'Boredom'"),
+        ('[Termination "out of time"]\n\n1.e3', "bad Termination 'out of time'"),
+        ('[Termination "time-"]\n\n1.e3', "bad Termination 'time-'"),
     ],
 )
 def test_bad_headers_are_refused_with_the_line(text, message):

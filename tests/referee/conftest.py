@@ -20,12 +20,12 @@ from typing import Any
 
 import pytest
 
-from arena.referee import cgroups
 from arena.referee.sandbox import (
     HOST_SLOT_LOCKS,
     ProtectionLevel,
     Sandbox,
     SandboxSettings,
+    cgroups,
     probe,
     processes_of_uids,
 )
@@ -140,4 +140,4 @@ def make_sandbox(
     assert not processes, f"processes of sandbox uids survived the test: {processes}"
     assert not groups, f"cgroups survived the test: {groups}"
     for sandbox in made:
-        assert not sandbox._staging.exists(), "a staged bot folder survived its sandbox"
+        assert not sandbox.staging_dir.exists(), "a staged bot folder survived its sandbox"

@@ -142,7 +142,7 @@ class FakeBot:
         out, self.extra_output = self.extra_output, b""
         return out
 
-    def drain_stderr(self) -> None:
+    def drain_stderr(self, deadline: float | None = None) -> None:
         pass
 
     def close_input(self) -> None:
@@ -169,6 +169,9 @@ class FakeBot:
 
     def cpu_seconds(self) -> float:
         return 0.0
+
+    def setup_failure(self) -> str | None:
+        return None
 
     def violation(self) -> Any:
         return self.the_violation

@@ -251,3 +251,18 @@ def test_a_single_executable_file_is_a_bot(tmp_path):
     out = run("checkbot", str(bot), "--games", "1")
     assert "ok    conformance: passed" in out
     assert Path(bot).exists()
+
+
+def test_a_tournament_saved_with_the_old_numbering_is_refused_clearly(tmp_path):
+    bots = [str(BOTS / "random"), str(BOTS / "greedy")]
+    run("tournament", *bots, "--time", "5+0", "--no-sandbox", "--out", str(tmp_path))
+    path = tmp_path / "tournament.json"
+    state = json.loads(path.read_text())
+    assert state["version"] == 2
+    assert [(g["number"], g["white"], g["black"]) for g in state["games"]] == [
+        (1, "random", "greedy"),
+        (2, "greedy", "random"),
+    ]
+    path.write_text(json.dumps(dict(state, version=1)))
+    with pytest.raises(CommandError, match="older version of the tournament command"):
+        run("tournament", "--resume", "--no-sandbox", "--out", str(tmp_path))

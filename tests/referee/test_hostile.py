@@ -21,12 +21,12 @@ import pytest
 
 import engine
 from arena.referee.bots import BotSpec
+from arena.referee.outcomes import Failure
 from arena.referee.sandbox import processes_of_uids
 from tests.conftest import GAMES_FIRST_UID, GAMES_SLOTS, skip_unless_required
 
 from .games import TEST_BOTS, builtin, check_record, play
 
-T = engine.Termination
 HOSTILE = TEST_BOTS / "hostile"
 
 ADAPTER = '''\
@@ -128,11 +128,11 @@ def test_a_hostile_bot_loses_and_leaves_nothing_behind(
     assert result.fault == "white"
     kind = EXPECTED[name]
     if kind is not None:
-        assert result.outcome.termination is T.SANDBOX, result.reason
+        assert result.outcome.termination is Failure.SANDBOX, result.reason
         assert result.reason.startswith("white was stopped by the sandbox: ")
         assert f"({kind})" in result.reason
     else:
-        assert result.outcome.termination is T.CRASH, result.reason
+        assert result.outcome.termination is Failure.CRASH, result.reason
         assert "white exited during start-up (exit code 1)" in result.reason
         assert REPORTS[name] in white["stderr_tail"], white["stderr_tail"]
     check_record(result)

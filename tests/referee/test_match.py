@@ -9,10 +9,10 @@ import engine
 from arena.referee import protocol
 from arena.referee.bots import BotSpec
 from arena.referee.match import GameConfig, Referee, TimeControl
+from arena.referee.outcomes import Failure as F
 
 from .fakes import Endless, Exit, FakeBot, FakeClock, Hang, Think, Violation, first_legal
 
-T = engine.Termination
 # Found by random play (see the tests using them): a move that completes the mover's own row,
 # and a move that completes a row of the opponent's colour.
 OWN_ROW_OPENING = [
@@ -357,7 +357,7 @@ def test_a_forced_pass_is_played_without_asking(monkeypatch):
 def test_running_out_of_time_loses():
     game = Game(white=after(2, Think(20_000, {"type": "action", "action": "e5"})))
     result = game.play(config(time="10+0"))
-    assert result.outcome == engine.Outcome(engine.Result.BLACK, T.TIME)
+    assert result.outcome == engine.Outcome(engine.Result.BLACK, F.TIME)
     assert result.fault == "white"
     assert result.reason == (
         "white ran out of time (no answer after 10.05 s with 10000 ms on its clock "
@@ -369,7 +369,7 @@ def test_an_answer_after_the_deadline_loses_even_if_it_comes():
     # Hang answers after the clock plus the allowance exactly: still too late.
     game = Game(white=ready_then(Hang()))
     result = game.play(config(time="1+0"))
-    assert result.outcome.termination is T.TIME
+    assert result.outcome.termination is F.TIME
 
 
 # --------------------------------------------------------------------------- failures
@@ -378,7 +378,7 @@ def test_an_answer_after_the_deadline_loses_even_if_it_comes():
 def test_no_ready_in_time_is_no_start():
     game = Game(white=lambda m: None, startup_timeout_s=2.0)
     result = game.play()
-    assert result.outcome == engine.Outcome(engine.Result.BLACK, T.NO_START)
+    assert result.outcome == engine.Outcome(engine.Result.BLACK, F.NO_START)
     assert result.reason == "white sent no ready within 2 s"
     assert result.fault == "white"
     assert result.record.actions == []
@@ -388,7 +388,7 @@ def test_no_ready_in_time_is_no_start():
 def test_both_failing_to_start_is_a_draw():
     game = Game(white=lambda m: None, black=lambda m: None)
     result = game.play()
-    assert result.outcome == engine.Outcome(engine.Result.DRAW, T.NO_START)
+    assert result.outcome == engine.Outcome(engine.Result.DRAW, F.NO_START)
     assert result.fault is None
     assert "both bots failed to start" in result.reason
 
@@ -402,14 +402,14 @@ def test_a_bot_that_could_not_be_launched_is_no_start():
         clock=game.clock,
         launch_failures={engine.Color.WHITE: "could not start: no such file"},
     )
-    assert result.outcome == engine.Outcome(engine.Result.BLACK, T.NO_START)
+    assert result.outcome == engine.Outcome(engine.Result.BLACK, F.NO_START)
     assert result.reason == "white could not start: no such file"
 
 
 def test_exiting_before_ready_is_a_crash():
     game = Game(black=lambda m: Exit(1, b"Traceback...\nImportError: no module named foo\n"))
     result = game.play()
-    assert result.outcome == engine.Outcome(engine.Result.WHITE, T.CRASH)
+    assert result.outcome == engine.Outcome(engine.Result.WHITE, F.CRASH)
     assert result.reason == (
         "black exited during start-up (exit code 1); stderr: ImportError: no module named foo"
     )
@@ -418,28 +418,40 @@ def test_exiting_before_ready_is_a_crash():
 def test_a_bad_ready_is_a_protocol_error():
     game = Game(white=lambda m: {"type": "ready"})
     result = game.play()
-    assert result.outcome.termination is T.PROTOCOL
+    assert result.outcome.termination is F.PROTOCOL
     assert 'lacks "name"' in result.reason and "during start-up" in result.reason
 
 
 @pytest.mark.parametrize(
     ("reply", "termination", "fragment"),
     [
-        (b"not json at all", T.PROTOCOL, "is not JSON"),
-        (b"\xff\xfe", T.PROTOCOL, "not valid UTF-8"),
-        ({"type": "ready", "name": "x"}, T.PROTOCOL, "expected an action message, got a ready"),
-        ({"type": "resign"}, T.PROTOCOL, "unknown message type 'resign'"),
-        ({"type": "action"}, T.PROTOCOL, 'lacks "action"'),
-        ({"type": "action", "action": 12}, T.PROTOCOL, '"action" of the action message is a num'),
-        (Endless(), T.PROTOCOL, "without a newline"),
-        ({"type": "action", "action": "pass"}, T.ILLEGAL_MOVE, "played 'pass', which is not legal"),
-        ({"type": "action", "action": "z99"}, T.ILLEGAL_MOVE, "played 'z99'"),
-        ({"type": "action", "action": "a2-a5"}, T.ILLEGAL_MOVE, "must place"),
-        (Exit(3, b"boom\n"), T.CRASH, "exited at ply 8 (exit code 3); stderr: boom"),
-        (Exit(-11), T.CRASH, "killed by signal 11 (SIGSEGV)"),
+        (b"not json at all", F.PROTOCOL, "is not JSON"),
+        (b"\xff\xfe", F.PROTOCOL, "not valid UTF-8"),
+        (
+            {"type": "ready", "name": "x"},
+            F.PROTOCOL,
+            "expected an action message, got a ready",
+        ),
+        ({"type": "resign"}, F.PROTOCOL, "unknown message type 'resign'"),
+        ({"type": "action"}, F.PROTOCOL, 'lacks "action"'),
+        (
+            {"type": "action", "action": 12},
+            F.PROTOCOL,
+            '"action" of the action message is a num',
+        ),
+        (Endless(), F.PROTOCOL, "without a newline"),
+        (
+            {"type": "action", "action": "pass"},
+            F.ILLEGAL_MOVE,
+            "played 'pass', which is not legal",
+        ),
+        ({"type": "action", "action": "z99"}, F.ILLEGAL_MOVE, "played 'z99'"),
+        ({"type": "action", "action": "a2-a5"}, F.ILLEGAL_MOVE, "must place"),
+        (Exit(3, b"boom\n"), F.CRASH, "exited at ply 8 (exit code 3); stderr: boom"),
+        (Exit(-11), F.CRASH, "killed by signal 11 (SIGSEGV)"),
         (
             Violation("memory", "memory limit of 512 MiB exceeded"),
-            T.SANDBOX,
+            F.SANDBOX,
             "stopped by the sandbox: memory limit of 512 MiB exceeded (memory)",
         ),
     ],
@@ -461,7 +473,7 @@ def test_output_written_without_a_request_is_a_protocol_error():
     game = Game()
     game.white.extra_output = b'{"type": "action", "action": "e5"}\n'
     result = game.play()
-    assert result.outcome.termination is T.PROTOCOL
+    assert result.outcome.termination is F.PROTOCOL
     assert "without being asked" in result.reason
 
 
@@ -469,7 +481,7 @@ def test_a_violation_is_reported_rather_than_the_crash_it_caused():
     game = Game(white=after(1, Exit(-9)))
     game.white.the_violation = Violation("processes", "process limit of 32 exceeded")
     result = game.play()
-    assert result.outcome.termination is T.SANDBOX
+    assert result.outcome.termination is F.SANDBOX
     assert "process limit of 32 exceeded" in result.reason
 
 
@@ -499,7 +511,7 @@ def test_a_cancelled_game_is_aborted_and_both_bots_are_killed():
     result = game.play(
         cancel=cancel, on_action=lambda s, a, ms: len(s.history) == 5 and cancel.set()
     )
-    assert result.outcome.termination is T.ABORTED
+    assert result.outcome.termination is F.ABORTED
     assert result.aborted and result.fault is None
     assert result.record.outcome is None
     assert result.transcript["result"] is None

@@ -33,7 +33,6 @@ from typing import Any
 
 import pytest
 
-from arena.referee import seccomp
 from arena.referee.sandbox import (
     BotProcess,
     ProtectionLevel,
@@ -44,6 +43,7 @@ from arena.referee.sandbox import (
     ViolationKind,
     probe,
     processes_of_uids,
+    seccomp,
 )
 from tests.conftest import require_full_sandbox, require_root
 from tests.referee.conftest import (

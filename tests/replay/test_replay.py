@@ -11,7 +11,7 @@ import pytest
 
 import engine
 from arena.replay import board_layout, replay_frames
-from engine import Kind, Outcome, Record, Result, State, Termination
+from engine import Forfeit, Kind, Outcome, Record, Result, State, Termination
 
 ROOT = Path(__file__).resolve().parents[2]
 REAL_GAMES = ROOT / "tests" / "data" / "real-games"
@@ -101,7 +101,7 @@ def test_a_forfeit_between_a_row_and_its_ring_keeps_the_row_frame():
     record = random_record("yinsh", 4)
     cut = next(k for k, a in enumerate(record.actions) if a.kind == Kind.REMOVE_ROW)
     short = Record(
-        record.variant, record.actions[: cut + 1], Outcome(Result.BLACK, Termination.TIME)
+        record.variant, record.actions[: cut + 1], Outcome(Result.BLACK, Forfeit("time"))
     )
     data = replay_frames(short)
     assert data["frames"][-1]["kind"] == "remove-row"

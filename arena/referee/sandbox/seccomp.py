@@ -20,6 +20,8 @@ with ``--seccomp FD``. It
 
 Both x86_64 and aarch64 are covered by the same program.
 
+Pure: it builds bytes; bubblewrap loads them into the bot.
+
 >>> program = build_filter()
 >>> len(program) % INSTRUCTION_SIZE
 0

@@ -12,6 +12,8 @@ A hybrid host with all four v1 controllers uses v1 (its v2 hierarchy has no cont
 Groups are created under ``<hierarchy mount>/<base name>/<slot name>``. Only root can create
 them; the sandbox joins a bot's first process to its group *before* dropping privileges, so
 every process the bot starts is accounted and limited there.
+
+Privileged: every write to the cgroup filesystems, and the kill-all of a group, is here.
 """
 
 from __future__ import annotations
@@ -25,14 +27,17 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from arena.referee.errors import InfrastructureError
+
 __all__ = ["CgroupError", "CgroupLayout", "SlotCgroup", "detect"]
 
 V1_CONTROLLERS = ("memory", "pids", "cpuacct", "freezer")
 V2_CONTROLLERS = ("memory", "pids")
 
 
-class CgroupError(OSError):
-    """A cgroup operation failed (the message says which file)."""
+class CgroupError(OSError, InfrastructureError):
+    """A cgroup operation failed (the message says which file). An OSError first, so that its
+    errno is kept and callers that catch OSError still do."""
 
 
 def _read(path: Path) -> str:
