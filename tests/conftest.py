@@ -11,6 +11,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -175,3 +176,29 @@ def full_sandbox(
 def unsandboxed(game_sandbox: Callable[..., Sandbox]) -> Callable[..., Sandbox]:
     """Make a level-NONE sandbox (plain processes), for trusted bots."""
     return lambda **overrides: game_sandbox(ProtectionLevel.NONE, **overrides)
+
+
+@pytest.fixture
+def breakable_sandbox() -> Iterator[Callable[[], tuple[Sandbox, Callable[[], None]]]]:
+    """A FULL sandbox with a state folder of its own, and a function that breaks it the way a
+    wrong deployment does: the state folder (where the staged copies of bot folders live) made
+    0700, owned by root, after the sandbox was made. Closed and checked when the test ends."""
+    require_full_sandbox(probe(games_settings(tempfile.gettempdir())))
+    require_root("the slot uids must be refused by the state folder's mode")
+    made: list[tuple[Sandbox, Path]] = []
+
+    def make() -> tuple[Sandbox, Callable[[], None]]:
+        state = Path(tempfile.mkdtemp(prefix="yinsh-broken-state-"))
+        state.chmod(0o711)
+        level = ProtectionLevel.FULL
+        sandbox = Sandbox(games_settings(str(state), **bot_library(level)), level=level)
+        made.append((sandbox, state))
+        assert os.stat(state).st_uid == 0
+        return sandbox, lambda: state.chmod(0o700)
+
+    yield make
+    for sandbox, state in made:
+        sandbox.close()
+        shutil.rmtree(state, ignore_errors=True)
+    uids = range(GAMES_FIRST_UID, GAMES_FIRST_UID + GAMES_SLOTS)
+    assert not processes_of_uids(uids), "processes of a bot survived the test"

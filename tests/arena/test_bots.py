@@ -4,6 +4,7 @@ with the real referee, sandbox and bots)."""
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -332,3 +333,35 @@ def test_the_sweeper_holds_a_check_whose_workers_keep_dying(user: Any, settings:
     report = sweeper.sweep()
     assert report.checks_held == [v.pk]
     assert BotVersion.objects.get(pk=v.pk).status == V.HELD
+
+
+@pytest.mark.django_db
+def test_a_sandbox_that_cannot_start_programs_rejects_no_version(
+    user: Any,
+    system_user: Any,
+    settings: Any,
+    monkeypatch: Any,
+    breakable_sandbox: Callable[[], tuple[Sandbox, Callable[[], None]]],
+) -> None:
+    """The deployment mistake that once rejected every upload, the built-in bots included:
+    the sandbox's state folder unreachable by the slot uids. Now every check waits."""
+    from arena import worker
+    from arena.games import runner
+    from arena.referee.match import Referee
+
+    settings.MATCH_MAX_ATTEMPTS = 2
+    sandbox, break_it = breakable_sandbox()
+    referee = Referee(sandbox, startup_timeout_s=worker.STARTUP_S, end_grace_s=worker.END_GRACE_S)
+    monkeypatch.setattr(runner, "referee", lambda: referee)
+    break_it()
+    (builtin,) = services.register_builtin_bots(names=["random"])
+    upload = submit(user, "innocent", zipped_folder(BOTS / "greedy"), "i.zip")
+    for version in (builtin, upload):
+        for _ in range(2):
+            with pytest.raises(InfrastructureError):
+                checks.check_version(version.pk)
+        version.refresh_from_db()
+        assert version.status == V.HELD, version.reason
+        assert "SandboxUnavailable" in version.reason and version.stderr_tail == ""
+    assert not BotVersion.objects.filter(status=V.REJECTED).exists()
+    assert not Match.objects.exists()

@@ -9,10 +9,8 @@ and no process of either bot is left.
 from __future__ import annotations
 
 import errno
-import os
 import shutil
-import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,24 +18,14 @@ import pytest
 
 from arena.referee.bots import BotSpec
 from arena.referee.errors import InfrastructureError
-from arena.referee.match import GameConfig, Referee, RefereeError, TimeControl, bot_library
+from arena.referee.match import GameConfig, Referee, RefereeError, TimeControl
 from arena.referee.sandbox import (
     BotProcess,
-    ProtectionLevel,
     Sandbox,
     SandboxUnavailable,
     SlotsExhausted,
-    probe,
-    processes_of_uids,
 )
 from arena.referee.sandbox.cgroups import CgroupError
-from tests.conftest import (
-    GAMES_FIRST_UID,
-    GAMES_SLOTS,
-    games_settings,
-    require_full_sandbox,
-    require_root,
-)
 
 from .games import ROOT, TEST_BOTS, builtin, play
 
@@ -111,32 +99,6 @@ def private_copy(source: Path, parent: Path) -> Path:
     shutil.copytree(source, target)
     target.chmod(0o700)
     return target
-
-
-@pytest.fixture
-def breakable_sandbox() -> Iterator[Callable[[], tuple[Sandbox, Callable[[], None]]]]:
-    """A FULL sandbox with a state folder of its own, and a function that breaks it the way a
-    wrong deployment does: the state folder (where the staged copies of bot folders live) made
-    0700, owned by root, after the sandbox was made. Closed and checked when the test ends."""
-    require_full_sandbox(probe(games_settings(tempfile.gettempdir())))
-    require_root("the slot uids must be refused by the state folder's mode")
-    made: list[tuple[Sandbox, Path]] = []
-
-    def make() -> tuple[Sandbox, Callable[[], None]]:
-        state = Path(tempfile.mkdtemp(prefix="yinsh-broken-state-"))
-        state.chmod(0o711)
-        level = ProtectionLevel.FULL
-        sandbox = Sandbox(games_settings(str(state), **bot_library(level)), level=level)
-        made.append((sandbox, state))
-        assert os.stat(state).st_uid == 0
-        return sandbox, lambda: state.chmod(0o700)
-
-    yield make
-    for sandbox, state in made:
-        sandbox.close()
-        shutil.rmtree(state, ignore_errors=True)
-    uids = range(GAMES_FIRST_UID, GAMES_FIRST_UID + GAMES_SLOTS)
-    assert not processes_of_uids(uids), "processes of a bot survived the test"
 
 
 def test_a_sandbox_that_cannot_start_the_program_is_not_blamed_on_the_bot(
