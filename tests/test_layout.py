@@ -17,17 +17,19 @@ def test_engine_uses_only_the_standard_library():
     """engine/ is a pure rules library: no Django, Celery or any third-party import."""
     allowed = set(sys.stdlib_module_names) | {"engine"}
     for path in (ROOT / "engine").rglob("*.py"):
-        tree = ast.parse(path.read_text(), filename=str(path))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                names = [node.module]
-            else:
-                continue
-            for name in names:
-                top = name.split(".")[0]
-                assert top in allowed, f"{path.relative_to(ROOT)} imports {name}"
+        for name in absolute_imports(path):
+            assert name.split(".")[0] in allowed, f"{path.relative_to(ROOT)} imports {name}"
+
+
+def absolute_imports(path: Path) -> list[str]:
+    """The modules a file imports by absolute name, anywhere in it."""
+    names: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.append(node.module)
+    return names
 
 
 def test_ci_runs_the_readme_test_command():
@@ -262,18 +264,8 @@ def test_no_module_of_arena_or_the_engine_is_over_900_lines():
 def test_the_referee_imports_no_django():
     """arena/referee/ is plain Python that the Django apps call, never the other way round."""
     for path in (ROOT / "arena" / "referee").rglob("*.py"):
-        tree = ast.parse(path.read_text(), filename=str(path))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                names = [node.module]
-            else:
-                continue
-            for name in names:
-                top = name.split(".")[0]
-                assert top not in ("django", "celery", "rest_framework"), (
-                    f"{path.relative_to(ROOT)} imports {name}"
-                )
-                if name.startswith("arena.") and not name.startswith("arena.referee"):
-                    assert name == "arena.rating", f"{path.relative_to(ROOT)} imports {name}"
+        for name in absolute_imports(path):
+            where = f"{path.relative_to(ROOT)} imports {name}"
+            assert name.split(".")[0] not in ("django", "celery", "rest_framework"), where
+            if name.startswith("arena.") and not name.startswith("arena.referee"):
+                assert name == "arena.rating", where
