@@ -14,6 +14,7 @@ from typing import TypedDict
 
 import dj_database_url
 
+import engine
 from arena.env import env_bool, env_int, env_list, env_path, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -169,8 +170,8 @@ CELERY_TIMEZONE = "UTC"
 #: The Site header of game records and the site's title.
 SITE_NAME = env_str("ARENA_SITE_NAME", "YINSH bot arena")
 
-#: Variants the ladder keeps games flowing in.
-LADDER_VARIANTS = env_list("ARENA_LADDER_VARIANTS", ["yinsh", "blitz", "yangsh"])
+#: Variants the ladder keeps games flowing in (all of the engine's by default).
+LADDER_VARIANTS = env_list("ARENA_LADDER_VARIANTS", list(engine.VARIANTS))
 #: Time control of ladder games (seconds + increment), e.g. "10+0.1".
 LADDER_TIME_CONTROL = env_str("ARENA_LADDER_TIME_CONTROL", "10+0.1")
 #: At most this many ladder matches per variant are queued or running at once.
