@@ -38,6 +38,7 @@ from arena.bots.models import NAME_PATTERN, NAME_RULE, Bot, BotVersion
 from arena.bots.signals import bot_withdrawn
 from arena.bots.unpack import FILE, TARGZ, UploadError, detect_kind, safe_filename
 from arena.jsontypes import JSONObject
+from arena.referee.bots import BotSpec
 
 log = logging.getLogger(__name__)
 V = BotVersion.Status
@@ -255,17 +256,15 @@ def dispatch_check(version_id: int) -> None:
 
 @dataclass(frozen=True)
 class Verdict:
-    """What a check decided: ``accepted`` or not, the lines to show the owner, and what the
-    bot declared in its manifest."""
+    """What a check decided: ``accepted`` or not, the lines to show the owner, and the bot as
+    its manifest declared it (None when it could not be unpacked)."""
 
     accepted: bool
     lines: list[str]
     reason: str = ""
     transcript: JSONObject | None = None
     stderr_tail: str = ""
-    declared_name: str = ""
-    declared_version: str = ""
-    command: str = ""
+    spec: BotSpec | None = None
 
 
 def claim_check(version_id: int) -> int | None:
@@ -331,10 +330,11 @@ def close_check(version_id: int, attempt: int, verdict: Verdict) -> BotVersion |
     Call it inside the transaction that also stores what the check played, so that both or
     neither are written.
     """
+    spec = verdict.spec
     declared = {
-        "declared_name": verdict.declared_name[:64],
-        "declared_version": verdict.declared_version[:64],
-        "command": verdict.command[:500],
+        "declared_name": (spec.name if spec else "")[:64],
+        "declared_version": (spec.version if spec else "")[:64],
+        "command": (" ".join(spec.command) if spec else "")[:500],
     }
     now = timezone.now()
     try:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from threading import Event
-from typing import TypedDict
 
 from django.conf import settings
 from django.db import transaction
@@ -95,24 +94,6 @@ def _qualification_opponent(version: BotVersion) -> BotVersion | None:
     return BotVersion.objects.select_related("bot").get(pk=anchor)
 
 
-class _Declared(TypedDict, total=False):
-    """What the bot's manifest declares, as :class:`~arena.bots.services.Verdict` keeps it."""
-
-    declared_name: str
-    declared_version: str
-    command: str
-
-
-def _declared(spec: BotSpec | None) -> _Declared:
-    if spec is None:
-        return {}
-    return {
-        "declared_name": spec.name,
-        "declared_version": spec.version,
-        "command": " ".join(spec.command),
-    }
-
-
 def _rejected(
     lines: list[str],
     reason: str,
@@ -128,7 +109,7 @@ def _rejected(
             reason=reason,
             transcript=transcript,
             stderr_tail=stderr_tail,
-            **_declared(spec),
+            spec=spec,
         )
     )
 
@@ -204,4 +185,4 @@ def _run(version: BotVersion, cancel: Event) -> _Outcome | None:
         other = opponent or version
         games.append((me, other, result) if mine == "white" else (other, me, result))
     lines.append("passed: the version is active and will be rated")
-    return _Outcome(bots.Verdict(True, lines, **_declared(spec)), games)
+    return _Outcome(bots.Verdict(True, lines, spec=spec), games)

@@ -118,9 +118,8 @@ def play(match_id: int, worker_name: str = "") -> str:
         return "not queued"
 
     def give_back(reason: str) -> None:
-        release(match_id, claimed_attempt, f"infrastructure failure: {reason}")
+        release(match_id, attempt, f"infrastructure failure: {reason}")
 
-    claimed_attempt = attempt
     with worker.claimed(give_back, f"match {match_id}"):
         try:
             config = runner.game_config(
