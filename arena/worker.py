@@ -45,6 +45,7 @@ __all__ = [
     "InfrastructureError",
     "budget_seconds",
     "claimed",
+    "public_reason",
     "retrying",
     "run",
     "send_after_commit",
