@@ -7,6 +7,8 @@ A bot folder holds a manifest::
     version = "1.0"                 # optional
     author = "..."                  # optional
     description = "..."             # optional
+    build = "cc -O2 -o bot main.c"  # optional: a shell command run once per version, sandboxed
+    variants = ["yinsh", "blitz"]   # optional: the variants it plays (default: every variant)
 
 A single executable file is a bot too: its name is the file's name and its command
 ``./FILE``. :meth:`BotSpec.load` reads either, and raises :class:`BotError` with a clear
@@ -24,11 +26,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from engine import VARIANTS
+
 __all__ = ["MANIFEST", "BotError", "BotSpec", "digest_path"]
 
 #: The manifest file of a bot folder.
 MANIFEST = "bot.toml"
 _MAX_NAME = 64
+_MAX_BUILD = 4096
 _SKIPPED_DIRS = frozenset({"__pycache__", ".git"})
 
 
@@ -48,6 +53,9 @@ class BotSpec:
             machine for the same files.
         trusted: built-in bots are trusted (they may run without a sandbox); uploads are not.
         version, author, description: from the manifest, empty when not given.
+        build: the manifest's ``build`` shell command, empty when the bot needs no build.
+        variants: the variants the bot plays, in the engine's order; every variant unless
+            the manifest names some.
     """
 
     path: Path
@@ -58,6 +66,8 @@ class BotSpec:
     version: str = ""
     author: str = ""
     description: str = ""
+    build: str = ""
+    variants: tuple[str, ...] = tuple(VARIANTS)
 
     @classmethod
     def load(cls, path: Path | str, *, trusted: bool = False) -> BotSpec:
@@ -120,7 +130,13 @@ class BotSpec:
             version=_text(data, "version", manifest),
             author=_text(data, "author", manifest),
             description=_text(data, "description", manifest),
+            build=_build(data, manifest),
+            variants=_variants(data, manifest),
         )
+
+    def plays(self, variant: str) -> bool:
+        """Whether the bot declares ``variant`` (every bot plays every variant by default)."""
+        return variant in self.variants
 
     @property
     def label(self) -> str:
@@ -141,6 +157,8 @@ class BotSpec:
             "command": list(self.command),
             "digest": self.digest,
             "trusted": self.trusted,
+            "build": self.build,
+            "variants": list(self.variants),
         }
 
 
@@ -162,6 +180,36 @@ def _text(data: dict[str, Any], key: str, manifest: Path, *, required: bool = Fa
         what = "printable (lines and tabs allowed)" if key == "description" else "printable"
         raise BotError(f"{manifest}: {key} must be {what}: {value[:40]!r}")
     return value
+
+
+def _build(data: dict[str, Any], manifest: Path) -> str:
+    value = data.get("build")
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise BotError(f'{manifest}: build must be a string (a shell command, e.g. build = "make")')
+    if not value.strip():
+        raise BotError(f"{manifest}: build is empty (leave it out if the bot needs no build)")
+    if len(value) > _MAX_BUILD:
+        raise BotError(f"{manifest}: build is longer than {_MAX_BUILD} characters")
+    if not value.replace("\n", "").replace("\t", "").isprintable():
+        raise BotError(f"{manifest}: build holds a control character: {value[:40]!r}")
+    return value
+
+
+def _variants(data: dict[str, Any], manifest: Path) -> tuple[str, ...]:
+    value = data.get("variants")
+    known = ", ".join(f'"{v}"' for v in VARIANTS)
+    if value is None:
+        return tuple(VARIANTS)
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise BotError(f"{manifest}: variants must be a list of names, from {known}")
+    if not value:
+        raise BotError(f"{manifest}: variants is empty; name at least one of {known}")
+    unknown = [v for v in value if v not in VARIANTS]
+    if unknown:
+        raise BotError(f"{manifest}: unknown variant {unknown[0]!r}; the variants are {known}")
+    return tuple(v for v in VARIANTS if v in value)
 
 
 def digest_path(path: Path) -> str:

@@ -63,6 +63,22 @@ def test_an_executable_file_is_a_bot(tmp_path):
     assert spec.name == "solo" and spec.command == ("./solo",)
 
 
+def test_build_and_variants_are_read_from_the_manifest(tmp_path):
+    spec = BotSpec.load(make_bot(tmp_path / "x"))
+    assert spec.build == "" and spec.variants == tuple(engine.VARIANTS)
+    assert spec.plays("yangsh7")
+    folder = make_bot(
+        tmp_path / "y",
+        'name = "c"\ncommand = "./bot"\nbuild = "cc -O2 -o bot main.c"\n'
+        'variants = ["blitz", "yinsh", "yinsh"]\n',
+    )
+    spec = BotSpec.load(folder)
+    assert spec.build == "cc -O2 -o bot main.c"
+    assert spec.variants == ("yinsh", "blitz")  # the engine's order, once each
+    assert not spec.plays("yangsh")
+    assert spec.to_json()["variants"] == ["yinsh", "blitz"]
+
+
 @pytest.mark.parametrize(
     ("toml", "message"),
     [
@@ -78,6 +94,12 @@ def test_an_executable_file_is_a_bot(tmp_path):
         ('name = "a"\ncommand = "x"\nversion = "1\\u0000"', "version must be printable"),
         ('name = "a"\ncommand = "x"\nauthor = "\\u001b[31m"', "author must be printable"),
         ('name = "a"\ncommand = "x"\ndescription = "\\u0000"', "description must be"),
+        ('name = "a"\ncommand = "x"\nbuild = 3', "build must be a string"),
+        ('name = "a"\ncommand = "x"\nbuild = " "', "build is empty"),
+        ('name = "a"\ncommand = "x"\nbuild = "make\\u0000"', "build holds a control"),
+        ('name = "a"\ncommand = "x"\nvariants = "yinsh"', "variants must be a list"),
+        ('name = "a"\ncommand = "x"\nvariants = []', "variants is empty"),
+        ('name = "a"\ncommand = "x"\nvariants = ["chess"]', "unknown variant 'chess'"),
     ],
 )
 def test_bad_manifests_are_refused_clearly(tmp_path, toml, message):
