@@ -54,6 +54,7 @@ class BotSpec:
         trusted: built-in bots are trusted (they may run without a sandbox); uploads are not.
         version, author, description: from the manifest, empty when not given.
         build: the manifest's ``build`` shell command, empty when the bot needs no build.
+        built: ``path`` is the result of the build (see :mod:`arena.referee.build`).
         variants: the variants the bot plays, in the engine's order; every variant unless
             the manifest names some.
     """
@@ -68,6 +69,7 @@ class BotSpec:
     description: str = ""
     build: str = ""
     variants: tuple[str, ...] = tuple(VARIANTS)
+    built: bool = False
 
     @classmethod
     def load(cls, path: Path | str, *, trusted: bool = False) -> BotSpec:
@@ -133,6 +135,11 @@ class BotSpec:
             build=_build(data, manifest),
             variants=_variants(data, manifest),
         )
+
+    @property
+    def needs_build(self) -> bool:
+        """Whether the bot has a build that was not run yet (it cannot be launched as it is)."""
+        return bool(self.build) and not self.built
 
     def plays(self, variant: str) -> bool:
         """Whether the bot declares ``variant`` (every bot plays every variant by default)."""

@@ -237,6 +237,8 @@ class Referee:
         scratch: list[Path],
         cancel: threading.Event | None,
     ) -> PipeTransport:
+        if spec.needs_build:
+            raise ValueError(f"{spec.name} must be built before it plays (arena.referee.build)")
         folder = spec.folder
         try:
             if not spec.path.is_dir():

@@ -180,9 +180,21 @@ class Sandbox:
     # -- launching ----------------------------------------------------------------------------
 
     def launch(
-        self, bot_dir: Path | str, argv: Sequence[str], *, trusted: bool = False
+        self,
+        bot_dir: Path | str,
+        argv: Sequence[str],
+        *,
+        trusted: bool = False,
+        limits: SandboxSettings | None = None,
+        workspace_mb: int | None = None,
     ) -> BotProcess:
         """Start ``argv`` in the bot folder ``bot_dir`` (at ``/bot``, the working directory).
+
+        ``limits`` replaces the sandbox's settings for this bot only (a build's larger memory,
+        processes and time; its places and slots are ignored). ``workspace_mb`` (a build) binds
+        the folder read-only at ``/src`` and makes ``/bot`` an empty writable tmpfs of that
+        size (charged to the bot's memory); at level NONE the program simply runs in
+        ``bot_dir``, which the caller made for it.
 
         Raises :class:`SandboxUnavailable` for an untrusted bot below FULL without the
         development switch, and :class:`SlotsExhausted` when every slot is busy.
@@ -199,10 +211,13 @@ class Sandbox:
         directory = Path(bot_dir).resolve(strict=True)
         if not directory.is_dir():
             raise NotADirectoryError(str(directory))
+        settings = self.settings if limits is None else limits
+        if workspace_mb is not None and workspace_mb <= 0:
+            raise ValueError("workspace_mb must be positive")
         if self.level is ProtectionLevel.NONE:
-            bot = self._launch_plain(directory, list(argv))
+            bot = self._launch_plain(directory, list(argv), settings)
         else:
-            bot = self._launch_sandboxed(directory, list(argv))
+            bot = self._launch_sandboxed(directory, list(argv), settings, workspace_mb)
         self._monitor.add(bot)
         return bot
 
@@ -210,6 +225,7 @@ class Sandbox:
         self,
         lease: Lease,
         started: tuple[subprocess.Popen[bytes], int, int, int],
+        settings: SandboxSettings,
         *,
         setup: SetupReport | None = None,
     ) -> BotProcess:
@@ -221,7 +237,7 @@ class Sandbox:
             stdout=stdout,
             stderr=stderr,
             level=self.level,
-            settings=self.settings,
+            settings=settings,
             lease=lease,
             monitor=self._monitor,
         )
@@ -229,9 +245,14 @@ class Sandbox:
             self._bots[lease] = bot
         return bot
 
-    def _launch_sandboxed(self, directory: Path, argv: list[str]) -> BotProcess:
+    def _launch_sandboxed(
+        self,
+        directory: Path,
+        argv: list[str],
+        settings: SandboxSettings,
+        workspace_mb: int | None,
+    ) -> BotProcess:
         assert self._bwrap is not None
-        settings = self.settings
         slot = self._slots.acquire()
         lease = Lease(
             uid=slot.uid if self._root else os.getuid(),
@@ -245,16 +266,17 @@ class Sandbox:
         try:
             source = lease.stage(directory)
             readonly = [
-                (str(lease.stage(Path(host))), inside) for host, inside in settings.readonly_paths
+                (str(lease.stage(Path(host))), inside)
+                for host, inside in self.settings.readonly_paths
             ]
             if self._layout is not None:
                 lease.make_cgroup(
                     self._layout,
-                    settings.cgroup_name,
+                    self.settings.cgroup_name,
                     memory_bytes=settings.memory_mb << 20,
                     max_tasks=settings.max_processes,
                 )
-            fds = LaunchFds.open(lease.uid, settings.kill_unix_sockets)
+            fds = LaunchFds.open(lease.uid, self.settings.kill_unix_sockets)
             command = bwrap_argv(
                 self._bwrap,
                 bot_source=str(source),
@@ -262,6 +284,7 @@ class Sandbox:
                 env=bot_env(settings, "/tmp"),
                 scratch_bytes=settings.scratch_mb << 20,
                 fds=fds,
+                workspace_bytes=None if workspace_mb is None else workspace_mb << 20,
             )
             drop: list[str] = []
             if self._root:
@@ -291,12 +314,16 @@ class Sandbox:
         finally:
             if fds is not None:
                 fds.close_child_ends()
-        return self._started(lease, started, setup=SetupReport(fds.take_status_reader()))
+        return self._started(
+            lease, started, settings, setup=SetupReport(fds.take_status_reader())
+        )
 
-    def _launch_plain(self, directory: Path, argv: list[str]) -> BotProcess:
+    def _launch_plain(
+        self, directory: Path, argv: list[str], settings: SandboxSettings
+    ) -> BotProcess:
         lease = Lease(uid=os.getuid(), on_return=self._forget)
         lease.scratch = Path(tempfile.mkdtemp(prefix=".scratch-", dir=self._staging))
-        env = dict(bot_env(self.settings, str(lease.scratch)))
+        env = dict(bot_env(settings, str(lease.scratch)))
         env["TMPDIR"] = str(lease.scratch)
         setpriv = self._facts.setpriv
         command = [setpriv, "--pdeathsig", "KILL", "--", *argv] if setpriv else argv
@@ -306,7 +333,7 @@ class Sandbox:
                 preamble(
                     command,
                     procs_files=(),
-                    limits=rlimits(self.settings, cgroup=False, per_uid=False),
+                    limits=rlimits(settings, cgroup=False, per_uid=False),
                 ),
                 cwd=str(directory),
                 env=env,
@@ -315,7 +342,7 @@ class Sandbox:
         except BaseException:
             lease.abandon()
             raise
-        return self._started(lease, started)
+        return self._started(lease, started, settings)
 
     # -- closing ------------------------------------------------------------------------------
 

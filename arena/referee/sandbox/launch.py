@@ -222,8 +222,14 @@ def bwrap_argv(
     env: Sequence[tuple[str, str]],
     scratch_bytes: int,
     fds: LaunchFds,
+    workspace_bytes: int | None = None,
 ) -> list[str]:
-    """The bwrap command line (without ``--`` and the bot's command)."""
+    """The bwrap command line (without ``--`` and the bot's command).
+
+    With ``workspace_bytes`` (a build) the bot's folder is bound read-only at ``/src`` and
+    ``/bot`` is an empty private tmpfs of that size, writable: the build copies the folder
+    there, works in it and hands the result back through its standard output.
+    """
     argv = [
         bwrap,
         "--unshare-user",
@@ -262,7 +268,11 @@ def bwrap_argv(
         "--remount-ro", "/dev",
         "--size", str(scratch_bytes), "--tmpfs", "/tmp",
     ]  # fmt: skip
-    if bot_source is None:
+    if workspace_bytes is not None:
+        if bot_source is not None:
+            argv += ["--ro-bind", bot_source, "/src"]
+        argv += ["--size", str(workspace_bytes), "--tmpfs", "/bot"]
+    elif bot_source is None:
         argv += ["--dir", "/bot"]
     else:
         argv += ["--ro-bind", bot_source, "/bot"]
