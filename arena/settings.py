@@ -131,6 +131,13 @@ BOT_SCRATCH_MB = env_int("ARENA_BOT_SCRATCH_MB", 64)
 #: The explicit development switch: run untrusted bots even where no adequate sandbox exists.
 ALLOW_UNSANDBOXED = env_bool("ARENA_ALLOW_UNSANDBOXED", False)
 SANDBOX_STATE_DIR = env_path("ARENA_SANDBOX_DIR", VAR_DIR / "sandbox")
+#: A bot's build (its bot.toml's ``build``): wall time, memory, and the size of its folder.
+BOT_BUILD_SECONDS = env_int("ARENA_BOT_BUILD_SECONDS", 300)
+BOT_BUILD_MEMORY_MB = env_int("ARENA_BOT_BUILD_MEMORY_MB", 2048)
+BOT_BUILD_DISK_MB = env_int("ARENA_BOT_BUILD_DISK_MB", 512)
+#: Where built bots are kept, by content hash (per worker, or per machine for the local
+#: commands).
+BOT_BUILD_DIR = env_path("ARENA_BOT_BUILD_DIR", VAR_DIR / "builds")
 
 # --------------------------------------------------------------------------- Celery
 

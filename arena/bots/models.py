@@ -25,6 +25,8 @@ NAME_RULE = (
 )
 #: The longest description a bot may have.
 DESCRIPTION_MAX_LENGTH = 2000
+#: How the reason of a version rejected for its build begins.
+BUILD_FAILED = "the build failed"
 
 
 class Bot(models.Model):
@@ -140,6 +142,11 @@ class BotVersion(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("bot", args=[self.bot.name]) + f"#v{self.number}"
+
+    @property
+    def build_failed(self) -> bool:
+        """Rejected because its build failed: ``stderr_tail`` is then the build's output."""
+        return self.status == VersionStatus.REJECTED and self.reason.startswith(BUILD_FAILED)
 
     @property
     def is_final(self) -> bool:

@@ -22,13 +22,14 @@ from django.db import transaction
 
 from arena import worker
 from arena.bots import services as bots
-from arena.bots.models import BotVersion
+from arena.bots.models import BUILD_FAILED, BotVersion
 from arena.bots.unpack import UnpackError
 from arena.games import runner
 from arena.games.ratings import anchor_version_id
 from arena.games.services import record_qualification
 from arena.jsontypes import JSONObject
 from arena.referee.bots import BotSpec
+from arena.referee.build import BuildFailed
 from arena.referee.checkbot import check_bot
 from arena.referee.match import GameResult, TimeControl
 
@@ -118,11 +119,24 @@ def _run(version: BotVersion, cancel: Event) -> _Outcome | None:
     """Unpack, check the protocol, play the qualification games. None when cancelled."""
     lines: list[str] = []
     try:
-        spec = runner.load_spec(version)
+        spec = runner.unpack_spec(version)
     except UnpackError as e:
         reason = f"the upload cannot be used: {e}"
         return _rejected([reason], reason, None)
     lines.append(f"unpacked: {spec.name} (command: {' '.join(spec.command)})")
+    if spec.needs_build:
+        lines.append(f"build: {spec.build}")
+        try:
+            built = runner.build(spec)
+        except BuildFailed as e:
+            lines.append(f"FAIL the build: {e.reason} (its output is below)")
+            return _rejected(lines, f"{BUILD_FAILED}: {e.reason}", spec, stderr_tail=e.log)
+        spec = built.spec
+        lines.append(
+            "build: done, from this worker's cache"
+            if built.cached
+            else f"build: done in {built.seconds:.1f} s"
+        )
     report = check_bot(
         spec,
         referee=runner.referee(),

@@ -18,6 +18,7 @@ from arena.bots import store
 from arena.bots.models import BotVersion
 from arena.bots.unpack import Limits, ensure_unpacked
 from arena.referee.bots import BotSpec
+from arena.referee.build import Builder, BuildFailed, BuildLimits, Built
 from arena.referee.match import GameConfig, Referee, TimeControl, sandbox_settings
 from arena.referee.sandbox import Sandbox
 
@@ -44,6 +45,25 @@ def referee() -> Referee:
     )
 
 
+def build_limits() -> BuildLimits:
+    """A build's limits, from the settings (``BOT_BUILD_*``)."""
+    return BuildLimits(
+        seconds=settings.BOT_BUILD_SECONDS,
+        memory_mb=settings.BOT_BUILD_MEMORY_MB,
+        disk_mb=settings.BOT_BUILD_DISK_MB,
+    )
+
+
+def builder() -> Builder:
+    """A builder in this process's sandbox, into ``BOT_BUILD_DIR``."""
+    return Builder(referee().sandbox, settings.BOT_BUILD_DIR, build_limits())
+
+
+def build(spec: BotSpec) -> Built:
+    """The bot ready to run (built once per content hash); raises ``BuildFailed``."""
+    return builder().build(spec)
+
+
 def unpack_limits() -> Limits:
     return Limits(
         max_files=settings.BOT_MAX_FILES,
@@ -53,6 +73,22 @@ def unpack_limits() -> Limits:
 
 
 def load_spec(version: BotVersion) -> BotSpec:
+    """The version's bot ready to play: unpacked and, if it has a build, built.
+
+    A version plays only after its check built it; a build that fails later, on this worker,
+    is the machine's failure (too busy, or a toolchain missing), never the bot's: it raises
+    :class:`~arena.worker.InfrastructureError`. Otherwise as :func:`unpack_spec`.
+    """
+    spec = unpack_spec(version)
+    try:
+        return build(spec).spec
+    except BuildFailed as e:
+        raise worker.InfrastructureError(
+            f"version {version.pk} passed its check but its build failed here: {e.reason}"
+        ) from e
+
+
+def unpack_spec(version: BotVersion) -> BotSpec:
     """The version's bot, unpacked into this worker's cache (once per content hash).
 
     Raises ``UnpackError`` for an upload that is not a safe bot, ``StoredFileError`` when the

@@ -4,9 +4,10 @@ argument checks and Ctrl-C handling. Errors become ``CommandError`` with a clear
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
@@ -16,7 +17,9 @@ from django.core.management.base import CommandError
 
 import engine
 from arena.referee.bots import BotError, BotSpec
+from arena.referee.build import Builder, BuildFailed, BuildLimits
 from arena.referee.match import ROOT, TimeControl, sandbox_settings
+from arena.referee.tournament import Job
 
 if TYPE_CHECKING:
     from arena.referee.sandbox import Sandbox
@@ -81,6 +84,56 @@ def describe_sandbox(box: Sandbox, *, no_sandbox: bool) -> str:
             "use it only for bots you trust."
         )
     return f"Sandbox: protection level {box.level.value}. {box.report.describe()}"
+
+
+def builder(box: Sandbox) -> Builder:
+    """Builds bots in ``box`` into ``BOT_BUILD_DIR``, with the arena's build limits."""
+    limits = BuildLimits(
+        seconds=settings.BOT_BUILD_SECONDS,
+        memory_mb=settings.BOT_BUILD_MEMORY_MB,
+        disk_mb=settings.BOT_BUILD_DISK_MB,
+    )
+    return Builder(box, settings.BOT_BUILD_DIR, limits)
+
+
+def build_bot(spec: BotSpec, builder: Builder, write: Callable[[str], object]) -> BotSpec:
+    """``spec`` ready to run: built (or taken from the build cache) if it has a build. A failed
+    build is a ``CommandError`` with the build's output."""
+    if not spec.needs_build:
+        return spec
+    write(f"Build of {spec.label}: {spec.build}")
+    try:
+        built = builder.build(spec)
+    except BuildFailed as e:
+        output = e.log.rstrip() or "(no output)"
+        raise CommandError(f"the build of {spec.label} failed: {e.reason}\n{output}") from None
+    write(
+        f"Build of {spec.label}: done (from the cache in {builder.cache_dir})"
+        if built.cached
+        else f"Build of {spec.label}: done in {built.seconds:.1f} s"
+    )
+    return built.spec
+
+
+def built_jobs(jobs: Sequence[Job], builder: Builder, write: Callable[[str], object]) -> list[Job]:
+    """``jobs`` with every bot built (once each) before the first game starts."""
+    ready: dict[tuple[str, bool], BotSpec] = {}
+
+    def runnable(spec: BotSpec) -> BotSpec:
+        key = (spec.digest, spec.trusted)
+        if key not in ready:
+            ready[key] = build_bot(spec, builder, write)
+        return ready[key]
+
+    return [
+        dataclasses.replace(
+            job,
+            config=dataclasses.replace(
+                job.config, white=runnable(job.config.white), black=runnable(job.config.black)
+            ),
+        )
+        for job in jobs
+    ]
 
 
 @contextlib.contextmanager

@@ -179,9 +179,7 @@ class Builder:
             workspace = work / "workspace"
             workspace.mkdir()
             argv = [*BUILD_SCRIPT, str(spec.folder), ".", spec.build]
-            process = self.sandbox.launch(
-                workspace, argv, trusted=spec.trusted, limits=settings
-            )
+            process = self.sandbox.launch(workspace, argv, trusted=spec.trusted, limits=settings)
         else:
             argv = [*BUILD_SCRIPT, "/src", "/bot", spec.build]
             process = self.sandbox.launch(

@@ -62,6 +62,7 @@ def _isolated_files(settings: Any, tmp_path_factory: pytest.TempPathFactory) -> 
     base = tmp_path_factory.mktemp("files")
     settings.BOT_STORE_DIR = base / "store"
     settings.BOT_CACHE_DIR = base / "cache"
+    settings.BOT_BUILD_DIR = base / "builds"
 
 
 @pytest.fixture

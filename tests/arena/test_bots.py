@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -195,6 +196,49 @@ def test_a_bot_that_crashes_is_rejected_with_its_transcript_and_stderr(user: Any
 
 
 @pytest.mark.django_db
+def test_a_bot_built_from_source_passes_its_check_and_plays(
+    user: Any, anchor: Any, settings: Any, tmp_path: Path
+) -> None:
+    from tests.referee.test_build import c_bot, needs_cc
+
+    needs_cc()
+    settings.QUALIFICATION_GAMES = 2
+    folder = c_bot(tmp_path).folder
+    v = submit(user, "compiled", zipped_folder(folder), "compiled.zip")
+    assert checks.check_version(v.pk) == "active"
+    v.refresh_from_db()
+    assert "build: cc -O2 -o bot main.c && echo compiled it" in v.report
+    assert any(line.startswith("build: done in") for line in v.report)
+    assert Match.objects.filter(kind=Match.Kind.QUALIFICATION, fault="").count() == 2
+    assert len(list(Path(settings.BOT_BUILD_DIR).glob("*/bot/bot"))) == 1  # built once
+
+
+@pytest.mark.django_db
+def test_a_failed_build_rejects_the_version_with_its_output_for_its_owner_only(
+    user: Any, other_user: Any, client: Any, tmp_path: Path
+) -> None:
+    from tests.referee.test_build import make_bot
+
+    folder = make_bot(
+        tmp_path / "b",
+        "echo 'main.c:3:5: error: expected ; before return' >&2; exit 1",
+    ).folder
+    v = submit(user, "broken", zipped_folder(folder), "broken.zip")
+    assert checks.check_version(v.pk) == "rejected"
+    v.refresh_from_db()
+    assert v.reason == "the build failed: the build command failed (exit code 1)"
+    assert v.build_failed and "expected ; before return" in v.stderr_tail
+    assert any(line.startswith("FAIL the build") for line in v.report)
+    assert not Match.objects.exists()
+    client.force_login(user)
+    page = client.get(v.get_absolute_url()).content.decode()
+    assert "Build output" in page and "expected ; before return" in page
+    client.force_login(other_user)
+    page = client.get(v.get_absolute_url()).content.decode()
+    assert v.reason in page and "expected ; before return" not in page
+
+
+@pytest.mark.django_db
 def test_an_illegal_mover_is_rejected(user: Any) -> None:
     v = submit(user, "cheater", packed(TEST_BOTS / "protocol" / "illegal_move"), "c.tar.gz")
     assert checks.check_version(v.pk) == "rejected"
@@ -312,7 +356,7 @@ def test_a_defect_during_a_check_puts_the_version_back_instead_of_stranding_it(
     def broken(version: Any) -> Any:
         raise UnicodeEncodeError("utf-8", "\udce9", 0, 1, "surrogates not allowed")
 
-    monkeypatch.setattr(runner, "load_spec", broken)
+    monkeypatch.setattr(runner, "unpack_spec", broken)
     with pytest.raises(InfrastructureError):
         checks.check_version(v.pk)
     v.refresh_from_db()

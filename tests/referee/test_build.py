@@ -10,17 +10,16 @@ from pathlib import Path
 import pytest
 
 from arena.referee.bots import BotSpec
-from arena.referee.build import BuildFailed, Builder, BuildLimits
+from arena.referee.build import Builder, BuildFailed, BuildLimits
 from arena.referee.match import GameConfig, Referee, TimeControl
 from tests.conftest import skip_unless_required
 
 from .games import BOTS
 
+
 def make_bot(folder: Path, build: str, files: dict[str, str] | None = None) -> BotSpec:
     folder.mkdir(parents=True)
-    (folder / "bot.toml").write_text(
-        f'name = "built"\ncommand = "./bot"\nbuild = """{build}"""\n'
-    )
+    (folder / "bot.toml").write_text(f'name = "built"\ncommand = "./bot"\nbuild = """{build}"""\n')
     for name, text in (files or {}).items():
         (folder / name).write_text(text)
     return BotSpec.load(folder)
@@ -148,9 +147,7 @@ def test_a_build_that_fills_its_folder_is_stopped(builder, tmp_path):
 
 
 def test_a_build_that_eats_memory_is_stopped(builder, tmp_path):
-    spec = make_bot(
-        tmp_path / "b", "python3 -c 'x = bytearray(400 << 20); print(len(x))'"
-    )
+    spec = make_bot(tmp_path / "b", "python3 -c 'x = bytearray(400 << 20); print(len(x))'")
     with pytest.raises(BuildFailed) as failed:
         builder(memory_mb=128).build(spec)
     assert failed.value.reason.startswith("the build was stopped by the sandbox: memory")

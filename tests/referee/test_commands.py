@@ -25,6 +25,7 @@ def sandbox_dir(tmp_path_factory, settings):
         if str(p).startswith("/tmp/pytest-of"):
             p.chmod(0o711)
     settings.SANDBOX_STATE_DIR = directory
+    settings.BOT_BUILD_DIR = directory / "builds"
     return directory
 
 
@@ -266,3 +267,31 @@ def test_a_tournament_saved_with_the_old_numbering_is_refused_clearly(tmp_path):
     path.write_text(json.dumps(dict(state, version=1)))
     with pytest.raises(CommandError, match="older version of the tournament command"):
         run("tournament", "--resume", "--no-sandbox", "--out", str(tmp_path))
+
+
+def test_match_and_tournament_build_a_bot_once_then_play_it(tmp_path, sandbox_dir):
+    from .test_build import c_bot, needs_cc
+
+    needs_cc()
+    bot = c_bot(tmp_path)
+    out = run("match", str(bot.folder), str(BOTS / "random"), "--out", str(tmp_path / "m"))
+    assert "Build of built: cc -O2 -o bot main.c" in out
+    assert "Build of built: done in" in out
+    assert "[1/2] built - random:" in out and "broke" not in out
+    assert not (bot.folder / "bot").exists()  # built in the sandbox, into the build cache
+    assert (sandbox_dir / "builds" / bot.digest / "bot" / "bot").is_file()
+    out = run("tournament", str(bot.folder), str(BOTS / "random"), "--out", str(tmp_path / "t"))
+    assert "Build of built: done (from the cache" in out
+    saved = json.loads((tmp_path / "t" / "tournament.json").read_text())
+    assert saved["players"][0]["path"] == str(bot.folder)  # resumes from the source
+
+
+def test_a_failed_build_stops_the_command_with_its_output(tmp_path):
+    from .test_build import make_bot
+
+    bot = make_bot(tmp_path / "b", "echo 'main.c:1: error: nope' >&2; exit 2")
+    with pytest.raises(CommandError) as failed:
+        run("checkbot", str(bot.folder))
+    message = str(failed.value)
+    assert "the build of built failed: the build command failed (exit code 2)" in message
+    assert "main.c:1: error: nope" in message

@@ -314,9 +314,7 @@ class Sandbox:
         finally:
             if fds is not None:
                 fds.close_child_ends()
-        return self._started(
-            lease, started, settings, setup=SetupReport(fds.take_status_reader())
-        )
+        return self._started(lease, started, settings, setup=SetupReport(fds.take_status_reader()))
 
     def _launch_plain(
         self, directory: Path, argv: list[str], settings: SandboxSettings

@@ -36,6 +36,7 @@ class Command(BaseCommand):
         box = cli.make_sandbox(no_sandbox=no_sandbox)
         try:
             self.stdout.write(cli.describe_sandbox(box, no_sandbox=no_sandbox))
+            spec = cli.build_bot(spec, cli.builder(box), self.stdout.write)
             report = check_bot(spec, sandbox=box, variant=variant, games=opts["games"], time=tc)
         finally:
             box.close()

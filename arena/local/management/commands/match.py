@@ -75,6 +75,7 @@ class Command(BaseCommand):
             w(cli.describe_sandbox(box, no_sandbox=no_sandbox))
             w(f"Match: {a.label} vs {b.label}, {games} games of {variant} at {tc}, seed {seed}")
             w(f"Files: {out}")
+            jobs = cli.built_jobs(jobs, cli.builder(box), w)
             referee = Referee(box)
             started = time.monotonic()
             done: list[FinishedGame] = []

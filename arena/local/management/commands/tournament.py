@@ -69,6 +69,7 @@ class Command(BaseCommand):
             if opts["resume"]:
                 w(f"Resuming: {len(tournament.games)} games already played, {len(jobs)} to go")
             w(f"Files: {out}")
+            jobs = cli.built_jobs(jobs, cli.builder(box), w)
             tournament.save()
             started = time.monotonic()
             width = len(str(total))
