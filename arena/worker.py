@@ -89,9 +89,14 @@ def budget_seconds(time_control: str, *, games: int = 1) -> float:
     return per_game * games
 
 
-def time_limits(time_control: str, *, games: int = 1) -> tuple[int, int]:
-    """A task's (soft, hard) time limits in seconds: the budget, and a little above it."""
+def time_limits(time_control: str, *, games: int = 1, builds: int = 0) -> tuple[int, int]:
+    """A task's (soft, hard) time limits in seconds: the budget, and a little above it.
+
+    ``builds``: how many bots the task may have to build first (a worker builds a version
+    the first time it runs it), each within ``BOT_BUILD_SECONDS``.
+    """
     soft = int(budget_seconds(time_control, games=games)) + 1
+    soft += builds * settings.BOT_BUILD_SECONDS
     return soft, soft + 30
 
 

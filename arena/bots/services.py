@@ -238,9 +238,11 @@ def source_filename(version: BotVersion) -> str:
 
 
 def check_budget() -> tuple[int, int]:
-    """(soft, hard) time limits of a check task: the conformance games and the
+    """(soft, hard) time limits of a check task: the build, the conformance games and the
     qualification games at the qualification time control."""
-    check_soft, _ = worker.time_limits(settings.CHECK_TIME_CONTROL, games=settings.CHECK_GAMES)
+    check_soft, _ = worker.time_limits(
+        settings.CHECK_TIME_CONTROL, games=settings.CHECK_GAMES, builds=1
+    )
     games_soft, _ = worker.time_limits(
         settings.QUALIFICATION_TIME_CONTROL, games=settings.QUALIFICATION_GAMES
     )

@@ -44,7 +44,7 @@ def dispatch(match_id: int, time_control: str) -> None:
     The task's soft time limit is the match's budget, its hard limit a little above. If the
     broker cannot be reached the error is logged and the sweeper sends the task again later.
     """
-    soft, hard = worker.time_limits(time_control)
+    soft, hard = worker.time_limits(time_control, builds=2)
     worker.send_after_commit(worker.PLAY_MATCH, (match_id,), soft=soft, hard=hard)
 
 

@@ -64,7 +64,7 @@ def check_time_control(text: str) -> str:
         tc = TimeControl.parse(text)
     except ValueError as e:
         raise TournamentError(str(e)) from None
-    _, hard = worker.time_limits(str(tc))
+    _, hard = worker.time_limits(str(tc), builds=2)
     if hard >= settings.CELERY_VISIBILITY_TIMEOUT:
         raise TournamentError(
             f"time control {tc} is too long: a game could take {hard} s, more than the "

@@ -27,10 +27,11 @@ def test_every_hard_time_limit_is_below_the_visibility_timeout() -> None:
     if settings.REDIS_URL:
         assert celery_app.conf.broker_transport_options["visibility_timeout"] == visibility
     for tc in {settings.LADDER_TIME_CONTROL, settings.QUALIFICATION_TIME_CONTROL}:
-        soft, hard = worker.time_limits(tc)
-        assert worker.budget_seconds(tc) <= soft < hard < visibility
+        soft, hard = worker.time_limits(tc, builds=2)
+        assert worker.budget_seconds(tc) + 2 * settings.BOT_BUILD_SECONDS <= soft < hard
+        assert hard < visibility
     soft, hard = bots.check_budget()
-    assert soft < hard < visibility
+    assert settings.BOT_BUILD_SECONDS < soft < hard < visibility
 
 
 def test_tournament_time_controls_are_capped_by_the_visibility_timeout() -> None:
@@ -40,7 +41,7 @@ def test_tournament_time_controls_are_capped_by_the_visibility_timeout() -> None
 
     longest = "600+5"
     check_time_control(longest)
-    assert worker.time_limits(longest)[1] < settings.CELERY_VISIBILITY_TIMEOUT
+    assert worker.time_limits(longest, builds=2)[1] < settings.CELERY_VISIBILITY_TIMEOUT
     with pytest.raises(TournamentError, match="too long"):
         check_time_control("7200+30")
     assert MAX_GAMES_PER_PAIR >= 2
