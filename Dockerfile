@@ -25,7 +25,10 @@ COPY arena ./arena
 COPY bots ./bots
 COPY manage.py ./
 # Editable, so that the code, templates, static files and bots/ are used from /app.
+# The engine and the bot SDK are compiled ahead: bots import them read-only and would compile
+# them again at every start (docs/benchmarks.md, "Python bots: start-up").
 RUN pip install -e . \
+    && python -m compileall -q engine bots/sdk \
     && mkdir -p /var/lib/arena /srv/bot-store /var/cache/arena/bots \
     && SECRET_KEY=build ARENA_DEBUG=0 python manage.py collectstatic --noinput
 
