@@ -23,6 +23,8 @@ COPY pyproject.toml README.md ./
 COPY engine ./engine
 COPY arena ./arena
 COPY bots ./bots
+# The guide's pages on the site are rendered from these files.
+COPY docs ./docs
 COPY manage.py ./
 # Editable, so that the code, templates, static files and bots/ are used from /app.
 # The engine and the bot SDK are compiled ahead: bots import them read-only and would compile
