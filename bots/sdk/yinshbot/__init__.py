@@ -65,7 +65,7 @@ class _Record:
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
             return NotImplemented
-        return self._values() == other._values()  # type: ignore[attr-defined]
+        return self._values() == other._values()  # type: ignore[attr-defined]  # same class
 
 
 class _Frozen(_Record):
