@@ -23,9 +23,14 @@ COPY pyproject.toml README.md ./
 COPY engine ./engine
 COPY arena ./arena
 COPY bots ./bots
+# The guide's pages on the site are rendered from these files.
+COPY docs ./docs
 COPY manage.py ./
 # Editable, so that the code, templates, static files and bots/ are used from /app.
+# The engine and the bot SDK are compiled ahead: bots import them read-only and would compile
+# them again at every start (docs/benchmarks.md, "Python bots: start-up").
 RUN pip install -e . \
+    && python -m compileall -q engine bots/sdk \
     && mkdir -p /var/lib/arena /srv/bot-store /var/cache/arena/bots \
     && SECRET_KEY=build ARENA_DEBUG=0 python manage.py collectstatic --noinput
 

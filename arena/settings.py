@@ -103,6 +103,8 @@ STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
 #: The site's own static files (arena/static/arena/: the style sheet, the replay widget).
 STATICFILES_DIRS = [BASE_DIR / "arena" / "static"]
+#: Where the guide's Markdown sources are (docs/, bots/starters/): the repository's root.
+GUIDE_ROOT = BASE_DIR
 MEDIA_URL = "media/"
 MEDIA_ROOT = VAR_DIR / "media"
 STORAGES = {

@@ -13,14 +13,17 @@ time: ``python3 main.py --depth 2`` or ``--nodes 20000`` (or the environment var
 
 from __future__ import annotations
 
-import argparse
 import os
 import random
+import sys
 import time
-from typing import Any
 
 import yinshbot
 from yinshbot.heuristics import WIN, evaluate
+
+TYPE_CHECKING = False  # typing would cost the bot's start-up a few milliseconds
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_DEPTH = 12
 #: Milliseconds kept back per turn for the pipes and start-up noise.
@@ -192,11 +195,18 @@ class Bot:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--depth", type=int, default=int(os.environ.get("YINSH_SEARCH_DEPTH", 0)))
-    parser.add_argument("--nodes", type=int, default=int(os.environ.get("YINSH_SEARCH_NODES", 0)))
-    args = parser.parse_args()
-    bot = Bot(depth=args.depth or None, nodes=args.nodes or None)
+    depth = int(os.environ.get("YINSH_SEARCH_DEPTH", 0))
+    nodes = int(os.environ.get("YINSH_SEARCH_NODES", 0))
+    if sys.argv[1:]:
+        # Only when there is something to parse: argparse costs a start-up several milliseconds.
+        import argparse
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--depth", type=int, default=depth)
+        parser.add_argument("--nodes", type=int, default=nodes)
+        args = parser.parse_args()
+        depth, nodes = args.depth, args.nodes
+    bot = Bot(depth=depth or None, nodes=nodes or None)
     yinshbot.main(bot.choose, on_start=bot.start)
 
 

@@ -85,4 +85,6 @@ def test_the_image_installs_bubblewrap_and_the_project() -> None:
     assert "bubblewrap" in text
     assert "pip install -e ." in text  # code, templates, static files and bots/ from /app
     assert "COPY bots" in text and "COPY engine" in text and "COPY arena" in text
+    assert "COPY docs" in text  # the guide's pages are rendered from docs/
     assert "collectstatic" in text
+    assert "compileall -q engine bots/sdk" in text  # bots import them read-only

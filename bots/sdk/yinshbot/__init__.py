@@ -24,13 +24,20 @@ importable inside the sandbox.
 
 from __future__ import annotations
 
+# Only what answering ``hello`` needs is imported here: a bot's start-up is CPU time on the
+# arena's machines, and dataclasses, typing, pathlib, tomllib or traceback would more than
+# double it (``python -m arena.referee.startup_bench``). The engine is imported on the first
+# ``Request.state()``; tomllib only for a manifest that is not plain; traceback on an error.
 import json
+import os
 import sys
-import traceback
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import IO, Any
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import IO, Any
+
+    Choose = Callable[["Request"], Any]
 
 __all__ = ["Clock", "Hello", "Request", "main", "read_manifest", "run"]
 __version__ = "1.0"
@@ -38,27 +45,78 @@ __version__ = "1.0"
 PROTOCOL = 1
 
 
-@dataclass(frozen=True)
-class Clock:
+class _Record:
+    """Equality field by field and a ``repr`` that rebuilds the value, as a dataclass has.
+
+    The SDK's value classes are written out rather than made with ``dataclasses``, whose import
+    (``inspect``, ``ast``, ``dis``...) alone costs a bot more CPU at start-up than the rest.
+    """
+
+    __slots__ = ()
+    _fields: tuple[str, ...] = ()
+
+    def _values(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, f) for f in self._fields)
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{f}={getattr(self, f)!r}" for f in self._fields)
+        return f"{type(self).__name__}({fields})"
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._values() == other._values()  # type: ignore[attr-defined]  # same class
+
+
+class _Frozen(_Record):
+    """A :class:`_Record` whose fields cannot change, hashable (a frozen dataclass)."""
+
+    __slots__ = ()
+
+    def __init__(self, *values: Any) -> None:
+        for f, value in zip(self._fields, values, strict=True):
+            object.__setattr__(self, f, value)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"cannot assign to field {name!r} of a {type(self).__name__}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r} of a {type(self).__name__}")
+
+    def __hash__(self) -> int:
+        return hash(self._values())
+
+
+class Clock(_Frozen):
     """Milliseconds left on the bot's clock and on its opponent's, when the request was sent."""
 
+    __slots__ = ("opponent_ms", "you_ms")
+    _fields = ("you_ms", "opponent_ms")
     you_ms: int
     opponent_ms: int
 
+    def __init__(self, you_ms: int, opponent_ms: int) -> None:
+        super().__init__(you_ms, opponent_ms)
 
-@dataclass(frozen=True)
-class Hello:
+
+class Hello(_Frozen):
     """The game, as announced by the referee's ``hello``."""
 
+    __slots__ = ("color", "increment_ms", "initial_ms", "seed", "variant")
+    _fields = ("variant", "color", "initial_ms", "increment_ms", "seed")
     variant: str
     color: str
     initial_ms: int
     increment_ms: int
     seed: int
 
+    def __init__(
+        self, variant: str, color: str, initial_ms: int, increment_ms: int, seed: int
+    ) -> None:
+        super().__init__(variant, color, initial_ms, increment_ms, seed)
 
-@dataclass
-class Request:
+
+class Request(_Record):
     """What the referee asks: choose one of ``actions``.
 
     Attributes:
@@ -72,15 +130,39 @@ class Request:
         increment_ms: what the clock gains per turn.
     """
 
-    actions: list[str]
-    history: list[str]
-    position: dict[str, Any]
-    clock: Clock
-    color: str
-    variant: str
-    seed: int = 0
-    increment_ms: int = 0
-    _cache: _StateCache | None = field(default=None, repr=False, compare=False)
+    __hash__ = None  # type: ignore[assignment]  # mutable, as a dataclass with eq is
+    _fields = (
+        "actions",
+        "history",
+        "position",
+        "clock",
+        "color",
+        "variant",
+        "seed",
+        "increment_ms",
+    )
+
+    def __init__(
+        self,
+        actions: list[str],
+        history: list[str],
+        position: dict[str, Any],
+        clock: Clock,
+        color: str,
+        variant: str,
+        seed: int = 0,
+        increment_ms: int = 0,
+        _cache: _StateCache | None = None,
+    ) -> None:
+        self.actions = actions
+        self.history = history
+        self.position = position
+        self.clock = clock
+        self.color = color
+        self.variant = variant
+        self.seed = seed
+        self.increment_ms = increment_ms
+        self._cache = _cache
 
     def state(self) -> Any:
         """The position as an ``engine.State`` (a fresh copy each call), history included."""
@@ -89,38 +171,81 @@ class Request:
 
 
 class _StateCache:
-    """Replays a growing history incrementally (one request after another in one game)."""
+    """Replays a growing history incrementally (one request after another in one game).
+
+    The engine is imported, and the first position made, when a position is first asked for.
+    """
 
     def __init__(self, variant: str) -> None:
-        import engine
-
-        self._state = engine.State(variant)
+        self._variant = variant
+        self._state: Any = None
 
     def state(self, history: list[str]) -> Any:
         s = self._state
-        played = [str(a) for a in s.history]
-        if played != history[: len(played)]:
+        played = [] if s is None else [str(a) for a in s.history]
+        if s is None or played != history[: len(played)]:
             import engine
 
-            s = self._state = engine.State(s.variant)
+            s = self._state = engine.State(self._variant)
             played = []
         for token in history[len(played) :]:
             s.play(token)
         return s.copy()
 
 
-def read_manifest(folder: str | Path = ".") -> tuple[str, str]:
+def read_manifest(folder: str | os.PathLike[str] = ".") -> tuple[str, str]:
     """The ``name`` and ``version`` of the bot.toml in ``folder`` (empty strings if absent)."""
     try:
-        import tomllib
+        with open(os.path.join(folder, "bot.toml"), encoding="utf-8") as f:
+            text = f.read()
+        data = _plain_manifest(text)
+        if data is None:
+            import tomllib
 
-        data = tomllib.loads((Path(folder) / "bot.toml").read_text(encoding="utf-8"))
+            data = tomllib.loads(text)
     except (OSError, ValueError):
         return "", ""
     return str(data.get("name", "")), str(data.get("version", ""))
 
 
-Choose = Callable[[Request], Any]
+_BARE_KEY = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+def _plain_manifest(text: str) -> dict[str, str] | None:
+    r"""``name`` and ``version`` read without ``tomllib`` when that is safe, else None.
+
+    Safe: both are bare keys whose values are one-line strings without escapes, before the
+    first table, and no multi-line string could hide a line. Anything else (a missing key, a
+    quoted or dotted key, a number, an escape) is left to ``tomllib``::
+
+        >>> _plain_manifest('name = "b"  # the name\nversion = \'1.0\'\n[x]\nname = "y"\n')
+        {'name': 'b', 'version': '1.0'}
+        >>> _plain_manifest('name = "b"\nversion = 1.0\n') is None
+        True
+    """
+    if '"""' in text or "'''" in text:
+        return None
+    found: dict[str, str] = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("["):
+            break  # a table: what follows is not at the top level
+        key, equals, value = line.partition("=")
+        key = key.strip()
+        if not equals or line.startswith("#"):
+            continue
+        if not _BARE_KEY.issuperset(key):
+            return None  # a quoted or dotted key could be one of ours
+        if key not in ("name", "version"):
+            continue
+        value = value.strip()
+        quote = value[:1]
+        close = value.find(quote, 1) if quote in ('"', "'") else -1
+        string, rest = value[1:close], value[close + 1 :].strip()
+        if close < 0 or "\\" in string or key in found or (rest and not rest.startswith("#")):
+            return None
+        found[key] = string
+    return found if len(found) == 2 else None
 
 
 def run(
@@ -143,7 +268,7 @@ def run(
     out = stdout if stdout is not None else sys.stdout
     if name is None or version is None:
         manifest_name, manifest_version = read_manifest()
-        name = name if name is not None else (manifest_name or Path(sys.argv[0]).stem)
+        name = name if name is not None else (manifest_name or _script_name())
         version = version if version is not None else manifest_version
     hello: Hello | None = None
     cache: _StateCache | None = None
@@ -203,10 +328,17 @@ def run(
     except (BrokenPipeError, KeyboardInterrupt):
         return 1
     except Exception:
+        import traceback
+
         traceback.print_exc(file=sys.stderr)
         sys.stderr.flush()
         return 1
     return 0
+
+
+def _script_name() -> str:
+    """The name of the running script without its suffix (``main`` for main.py)."""
+    return os.path.splitext(os.path.basename(sys.argv[0].rstrip(os.sep)))[0]
 
 
 def _send(out: IO[str], message: dict[str, Any]) -> None:

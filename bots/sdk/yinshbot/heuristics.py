@@ -14,8 +14,9 @@ engine's bitsets (a few microseconds a position).
 
 from __future__ import annotations
 
-from functools import cache
-from typing import Any
+TYPE_CHECKING = False  # typing and functools would cost a bot's start-up more than this module
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["FOUR", "MARKER", "PENDING_ROW", "RING", "THREE", "WIN", "evaluate", "line_counts"]
 
@@ -43,9 +44,14 @@ class _Tables:
         self.centre = {bit: c / top for bit, c in self.centre.items()}
 
 
-@cache
+_TABLES: dict[Any, _Tables] = {}
+
+
 def _tables(geo: Any) -> _Tables:
-    return _Tables(geo)
+    tables = _TABLES.get(geo)
+    if tables is None:
+        tables = _TABLES[geo] = _Tables(geo)
+    return tables
 
 
 def line_counts(mine: int, theirs: int, geo: Any) -> tuple[int, int]:
