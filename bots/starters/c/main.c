@@ -9,9 +9,9 @@
  * needs: the message's "type", "color" and "seed", and the "actions" list. It walks the whole
  * line correctly (nested objects, escapes in strings) and skips every other field.
  *
- * Build and run it against the random bot:
+ * Build it in this folder, then play it against the random bot from the arena's folder:
  *   gcc -O2 -Wall -o bot main.c
- *   python3 manage.py match bots/starters/c bots/random
+ *   .venv/bin/python manage.py match bots/starters/c bots/random
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
@@ -265,7 +265,13 @@ bad:
 /* ---------------------------------------------------------------- the bot */
 
 /* A small seeded random generator (xorshift64*): the same seed gives the same game. */
-static uint64_t rng_state = 88172645463325252ULL;
+static uint64_t rng_state;
+
+static void seed_random(uint64_t seed) {
+    /* xorshift needs a state that is not zero, and works best with many bits set. */
+    rng_state = seed ^ 0x9E3779B97F4A7C15ULL;
+    if (rng_state == 0) rng_state = 1;
+}
 
 static uint64_t next_random(void) {
     rng_state ^= rng_state >> 12;
@@ -286,6 +292,8 @@ int main(void) {
     size_t size = 0;
     struct message m;
 
+    seed_random(1);
+
     /* One message per line, until the referee closes our input (getline returns -1). */
     while (getline(&line, &size, stdin) != -1) {
         if (parse_message(line, &m) != 0 || m.type == NULL) {
@@ -294,9 +302,8 @@ int main(void) {
         }
         if (strcmp(m.type, "hello") == 0) {
             int black = m.color != NULL && strcmp(m.color, "black") == 0;
-            /* Mix our colour into the seed, so that the two sides play differently. */
-            rng_state ^= (uint64_t)m.seed * 2 + (uint64_t)black;
-            if (rng_state == 0) rng_state = 1; /* xorshift must not start at zero */
+            /* Mix our colour into the game's seed, so that the two sides play differently. */
+            seed_random((uint64_t)m.seed * 2 + (uint64_t)black);
             fprintf(stderr, NAME ": playing %s\n", m.color ? m.color : "?");
             printf("{\"type\":\"ready\",\"name\":\"" NAME "\",\"version\":\"" VERSION "\"}\n");
         } else if (strcmp(m.type, "request") == 0) {

@@ -8,9 +8,9 @@
 // the message's "type", "color" and "seed", and the "actions" list. It walks the whole line
 // correctly (nested objects, escapes in strings) and skips every other field.
 //
-// Build and run it against the random bot:
+// Build it in this folder, then play it against the random bot from the arena's folder:
 //   g++ -std=c++17 -O2 -Wall -o bot main.cpp
-//   python3 manage.py match bots/starters/cpp bots/random
+//   .venv/bin/python manage.py match bots/starters/cpp bots/random
 
 #include <cstdint>
 #include <iostream>

@@ -5,10 +5,10 @@
 // keeps its end in the game's transcript. Never print anything but protocol lines to stdout:
 // the log package writes to stderr.
 //
-// Build and run it against the random bot:
+// Build it in this folder, then play it against the random bot from the arena's folder:
 //
 //	go build -o bot .
-//	python3 manage.py match bots/starters/go bots/random
+//	.venv/bin/python manage.py match bots/starters/go bots/random
 package main
 
 import (

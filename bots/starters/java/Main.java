@@ -9,9 +9,9 @@
 // the message's "type", "color" and "seed", and the "actions" list. It walks the whole line
 // correctly (nested objects, escapes in strings) and skips every other field.
 //
-// Build and run it against the random bot:
+// Build it in this folder, then play it against the random bot from the arena's folder:
 //   javac -d out Main.java
-//   python3 manage.py match bots/starters/java bots/random
+//   .venv/bin/python manage.py match bots/starters/java bots/random
 
 import java.io.BufferedReader;
 import java.io.IOException;

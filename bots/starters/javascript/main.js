@@ -5,7 +5,8 @@
 // keeps its end in the game's transcript. Never write anything but protocol lines to stdout,
 // so use console.error (stderr) for logging, not console.log (stdout).
 //
-// Run it against the random bot:  python3 manage.py match bots/starters/javascript bots/random
+// Run it against the random bot, in the arena's folder:
+//   .venv/bin/python manage.py match bots/starters/javascript bots/random
 "use strict";
 
 const readline = require("node:readline");

@@ -5,7 +5,9 @@ per line from our standard output (docs/protocol.md). Standard error is our log:
 keeps its end in the game's transcript, so print to stderr as much as you like, but never
 print anything but protocol lines to stdout.
 
-Run it against the random bot:  python3 manage.py match bots/starters/python bots/random
+Run it against the random bot, in the arena's folder:
+
+    .venv/bin/python manage.py match bots/starters/python bots/random
 """
 
 import json

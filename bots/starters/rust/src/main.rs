@@ -9,9 +9,9 @@
 //! the message's "type", "color" and "seed", and the "actions" list. It walks the whole line
 //! correctly (nested objects, escapes in strings) and skips every other field.
 //!
-//! Build and run it against the random bot:
+//! Build it in this folder, then play it against the random bot from the arena's folder:
 //!   cargo build --release --offline
-//!   python3 manage.py match bots/starters/rust bots/random
+//!   .venv/bin/python manage.py match bots/starters/rust bots/random
 
 use std::io::{self, BufRead, Write};
 
@@ -223,7 +223,9 @@ struct Rng(u64);
 
 impl Rng {
     fn new(seed: u64) -> Self {
-        Rng(seed ^ 0x9E37_79B9_7F4A_7C15) // never zero for the seeds we get
+        // xorshift needs a state that is not zero, and works best with many bits set.
+        let state = seed ^ 0x9E37_79B9_7F4A_7C15;
+        Rng(if state == 0 { 1 } else { state })
     }
 
     fn below(&mut self, n: usize) -> usize {
