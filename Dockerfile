@@ -5,8 +5,14 @@ FROM python:3.11-slim-bookworm
 
 # bubblewrap: the bot sandbox (setpriv, from util-linux, drops to the bots' uids). Python
 # bots run on the image's interpreter under /usr/local, which the sandbox mounts read-only.
-RUN apt-get update \
+# The other runtimes bots may use (docs/runtimes.md; arena/referee/runtimes.py lists them):
+# Node.js, Java, C and C++, Rust (rustc and cargo, offline), Go, all from Debian's packages.
+# The web site and the workers run this same image, so the runtimes page shows what bots get.
+# (The slim base image leaves out man folders, which the JDK's post-install step needs.)
+RUN mkdir -p /usr/share/man/man1 \
+    && apt-get update \
     && apt-get install -y --no-install-recommends bubblewrap util-linux \
+        nodejs openjdk-17-jdk-headless gcc g++ libc6-dev rustc cargo golang-go \
     && rm -rf /var/lib/apt/lists/*
 
 ENV PYTHONUNBUFFERED=1 \

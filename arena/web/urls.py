@@ -4,7 +4,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 from django.views.generic import RedirectView
 
-from arena.web import guide, views
+from arena.web import guide, runtimes, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -24,6 +24,8 @@ urlpatterns = [
     path("upload/", views.upload, name="upload"),
     path("guide/", guide.index, name="guide"),
     path("guide/<slug:topic>/", guide.page, name="guide-page"),
+    path("runtimes/", runtimes.runtime_list, name="runtimes"),
+    path("runtimes/<slug:key>/starter.zip", runtimes.starter_kit, name="starter-kit"),
     path("matches/", views.match_list, name="matches"),
     path("matches/<int:pk>/", views.match_detail, name="match"),
     path("matches/<int:pk>/record.txt", views.match_record, name="match-record"),

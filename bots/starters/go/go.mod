@@ -1,0 +1,3 @@
+module starter-go
+
+go 1.19
