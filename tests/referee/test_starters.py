@@ -1,11 +1,10 @@
-"""The starter kits of bots/starters/: each one builds offline, reads the protocol's JSON
-correctly (escapes, unknown fields, any key order), and plays whole games against the random
-bot through the full sandbox.
+"""The starter kits of bots/starters/: each one builds offline in the sandbox, reads the
+protocol's JSON correctly (escapes, unknown fields, any key order), and plays whole games
+against the random bot through the full sandbox.
 
-Until the arena builds bots in the sandbox itself, :func:`build_on_host` builds a kit the way
-that build step will (a writable copy, its ``build`` command through ``/bin/sh``, the bots'
-``PATH``, a private ``HOME``, nothing else of the environment), here on the host; the built
-copy is then played at protection level FULL like any upload.
+Each kit is built as the arena builds an upload (:mod:`arena.referee.build`: its ``build``
+command in the sandbox, in a writable copy of the folder, network off), once per test module;
+the built bot then plays at protection level FULL like any upload.
 """
 
 from __future__ import annotations
@@ -19,14 +18,13 @@ from pathlib import Path
 import pytest
 
 from arena.referee.bots import BotSpec
+from arena.referee.build import Builder
 from arena.referee.runtimes import RUNTIMES, Runtime
 from arena.referee.sandbox import Sandbox
 from arena.referee.sandbox.settings import BOT_PATH
 from tests.conftest import skip_unless_required
 
 from .games import builtin, check_record, play
-
-BUILD_TIMEOUT_S = 600
 
 
 def require_toolchain(runtime: Runtime) -> None:
@@ -40,37 +38,24 @@ def require_toolchain(runtime: Runtime) -> None:
         )
 
 
-def build_on_host(kit: Path, where: Path) -> BotSpec:
-    """Copy the bot folder ``kit`` into ``where`` and run its manifest's ``build`` there, as
-    the arena's build step does but on the host: ``/bin/sh -c BUILD`` in the copy, with only
-    ``PATH`` (the bots') and ``HOME`` (an empty folder of its own) set. Returns the built bot."""
-    folder = where / kit.name
-    shutil.copytree(kit, folder)
-    spec = BotSpec.load(folder)
-    if not spec.build:
-        return spec
-    home = where / "home"
-    home.mkdir()
-    run = subprocess.run(
-        ["/bin/sh", "-c", spec.build],
-        cwd=folder,
-        env={"PATH": BOT_PATH, "HOME": str(home)},
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=BUILD_TIMEOUT_S,
-        check=False,
-    )
-    assert run.returncode == 0, f"{spec.build!r} failed:\n{run.stdout[-2000:]}{run.stderr[-2000:]}"
-    return BotSpec.load(folder)  # again: the digest covers what the build made
-
-
 @pytest.fixture(scope="module", params=RUNTIMES, ids=lambda r: r.key)
-def kit(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> BotSpec:
-    """Each starter kit, built once for this module."""
-    runtime: Runtime = request.param
-    require_toolchain(runtime)
-    return build_on_host(runtime.kit, tmp_path_factory.mktemp(f"kit-{runtime.key}"))
+def runtime(request: pytest.FixtureRequest) -> Runtime:
+    require_toolchain(request.param)
+    return request.param  # type: ignore[no-any-return]  # pytest's params are untyped
+
+
+@pytest.fixture(scope="module")
+def build_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("builds")
+
+
+@pytest.fixture
+def kit(runtime: Runtime, build_cache: Path, full_sandbox: Callable[..., Sandbox]) -> BotSpec:
+    """The runtime's starter kit, built in the full sandbox (once per module: the cache)."""
+    source = BotSpec.load(runtime.kit)
+    built = Builder(full_sandbox(), build_cache).build(source)
+    assert not built.spec.needs_build and built.spec.digest == source.digest
+    return built.spec
 
 
 def test_the_kit_plays_random_in_both_colours_through_the_full_sandbox(
