@@ -22,6 +22,7 @@ ENV PYTHONUNBUFFERED=1 \
     ARENA_VAR_DIR=/var/lib/arena \
     ARENA_BOT_STORE=/srv/bot-store \
     ARENA_BOT_CACHE=/var/cache/arena/bots \
+    ARENA_BOT_BUILD_DIR=/var/cache/arena/builds \
     ARENA_SANDBOX_DIR=/var/lib/arena/sandbox
 
 WORKDIR /app
@@ -37,7 +38,7 @@ COPY manage.py ./
 # them again at every start (docs/benchmarks.md, "Python bots: start-up").
 RUN pip install -e . \
     && python -m compileall -q engine bots/sdk \
-    && mkdir -p /var/lib/arena /srv/bot-store /var/cache/arena/bots \
+    && mkdir -p /var/lib/arena /srv/bot-store /var/cache/arena/bots /var/cache/arena/builds \
     && SECRET_KEY=build ARENA_DEBUG=0 python manage.py collectstatic --noinput
 
 EXPOSE 8000
