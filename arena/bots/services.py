@@ -34,7 +34,7 @@ from django.utils import timezone
 
 from arena import worker
 from arena.bots import store
-from arena.bots.models import NAME_PATTERN, NAME_RULE, Bot, BotVersion
+from arena.bots.models import NAME_PATTERN, NAME_RULE, Bot, BotVersion, every_variant
 from arena.bots.signals import bot_withdrawn
 from arena.bots.unpack import FILE, TARGZ, UploadError, detect_kind, safe_filename
 from arena.jsontypes import JSONObject
@@ -335,6 +335,7 @@ def close_check(version_id: int, attempt: int, verdict: Verdict) -> BotVersion |
         "declared_name": (spec.name if spec else "")[:64],
         "declared_version": (spec.version if spec else "")[:64],
         "command": (" ".join(spec.command) if spec else "")[:500],
+        "variants": ",".join(spec.variants) if spec else every_variant(),
     }
     now = timezone.now()
     try:
