@@ -233,6 +233,20 @@ def test_a_tournament_with_an_unknown_bot_is_refused(user: Any) -> None:
     assert not Tournament.objects.exists()
 
 
+@pytest.mark.django_db
+def test_a_tournament_with_a_bot_that_does_not_play_its_variant_is_refused(user: Any) -> None:
+    make_version(user, "t-a")
+    make_version(user, "t-b", variants=["yinsh"])
+    r = client_for(user).post(
+        "/api/tournaments/",
+        {"name": "Cup", "variant": "blitz", "bots": ["t-a", "t-b"]},
+        format="json",
+    )
+    assert r.status_code == 400
+    assert r.json()["non_field_errors"] == ["not playing Blitz YINSH: t-b v1 plays only YINSH"]
+    assert not Tournament.objects.exists() and not Match.objects.exists()
+
+
 # ----------------------------------------------------------------------------- bad input
 
 

@@ -4,6 +4,7 @@ with the real referee, sandbox and bots)."""
 from __future__ import annotations
 
 import os
+import random
 from collections.abc import Callable
 from typing import Any
 
@@ -13,7 +14,8 @@ from django.core.exceptions import PermissionDenied
 from arena.bots import services, store
 from arena.bots.models import Bot, BotVersion
 from arena.bots.unpack import UploadError
-from arena.games import checks, sweeper
+from arena.games import checks, ladder, sweeper
+from arena.games import services as services_games
 from arena.games.models import Match, MatchRecord, PairStats
 from arena.referee.errors import InfrastructureError
 from arena.referee.sandbox import Sandbox, SandboxUnavailable
@@ -26,6 +28,7 @@ from tests.arena.conftest import (
     zipped,
     zipped_folder,
 )
+from tests.arena.test_matches import fake_result
 
 V = BotVersion.Status
 
@@ -234,6 +237,34 @@ def test_a_new_version_retires_the_old_one_when_it_passes(
     old.refresh_from_db()
     new.refresh_from_db()
     assert (old.status, new.status) == (V.RETIRED, V.ACTIVE)
+
+
+@pytest.mark.django_db
+def test_a_new_version_that_drops_a_variant_keeps_its_old_games_and_leaves_that_ladder(
+    user: Any, other_user: Any, anchor: Any, settings: Any
+) -> None:
+    settings.QUALIFICATION_GAMES = 1
+    old = make_version(user, "evolving")
+    rival = make_version(other_user, "rival")
+    yangsh = ladder.schedule_variant("yangsh", rng=random.Random(1), depth=3)
+    assert old.pk in {p for m in yangsh for p in (m.white_id, m.black_id)}
+    for m in yangsh:
+        services_games.finish(m.pk, services_games.claim(m.pk), fake_result("yangsh", "draw"))
+    new = services.add_version(
+        user, old.bot, upload(packed(TEST_BOTS / "honest" / "yinsh_and_blitz"), "v2.tar.gz")
+    )
+    assert checks.check_version(new.pk) == "active"
+    new.refresh_from_db()
+    assert new.variant_names == ["yinsh", "blitz"]
+    # The old version's games stay, counted.
+    assert Match.objects.filter(pk__in=[m.pk for m in yangsh], status="finished").count() == 3
+    assert PairStats.objects.filter(variant="yangsh").count() > 0
+    # New pairings follow the active version's declaration.
+    made = ladder.schedule_variant("yangsh", rng=random.Random(2), depth=6)
+    assert made and all({m.white_id, m.black_id} <= {rival.pk, anchor.pk} for m in made)
+    made = ladder.schedule_variant("yinsh", rng=random.Random(3), depth=3)
+    assert new.pk in {p for m in made for p in (m.white_id, m.black_id)}
+    assert old.pk not in {p for m in made for p in (m.white_id, m.black_id)}
 
 
 @pytest.mark.django_db
