@@ -39,6 +39,8 @@ from arena.bots.signals import bot_withdrawn
 from arena.bots.unpack import FILE, TARGZ, UploadError, detect_kind, safe_filename
 from arena.jsontypes import JSONObject
 from arena.referee.bots import BotSpec
+from arena.referee.checkbot import plan
+from engine import VARIANTS
 
 log = logging.getLogger(__name__)
 V = BotVersion.Status
@@ -239,10 +241,15 @@ def source_filename(version: BotVersion) -> str:
 
 def check_budget() -> tuple[int, int]:
     """(soft, hard) time limits of a check task: the conformance games and the
-    qualification games at the qualification time control."""
-    check_soft, _ = worker.time_limits(settings.CHECK_TIME_CONTROL, games=settings.CHECK_GAMES)
+    qualification games at the qualification time control, as many as a bot that declares
+    every variant plays (the task is sent before the upload is unpacked)."""
+    every = list(VARIANTS)
+    check_soft, _ = worker.time_limits(
+        settings.CHECK_TIME_CONTROL, games=len(plan(every, settings.CHECK_GAMES))
+    )
     games_soft, _ = worker.time_limits(
-        settings.QUALIFICATION_TIME_CONTROL, games=settings.QUALIFICATION_GAMES
+        settings.QUALIFICATION_TIME_CONTROL,
+        games=len(plan(every, settings.QUALIFICATION_GAMES, each_colour=True)),
     )
     soft = check_soft + games_soft
     return soft, soft + 30

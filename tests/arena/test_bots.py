@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from django.core.exceptions import PermissionDenied
 
+import engine
 from arena.bots import services, store
 from arena.bots.models import Bot, BotVersion
 from arena.bots.unpack import UploadError
@@ -166,6 +167,12 @@ def submit(user: Any, name: str, data: bytes, filename: str) -> BotVersion:
     return services.create_bot(user, name, upload(data, filename))
 
 
+def qualification_games(v: BotVersion) -> set[tuple[str, str]]:
+    """(variant, the version's colour) of its stored qualification games."""
+    games = Match.objects.filter(kind=Match.Kind.QUALIFICATION)
+    return {(m.variant, "white" if m.white_id == v.pk else "black") for m in games}
+
+
 @pytest.mark.django_db
 def test_a_good_bot_passes_its_check_and_is_rated(user: Any, anchor: Any, settings: Any) -> None:
     settings.QUALIFICATION_GAMES = 2
@@ -175,13 +182,52 @@ def test_a_good_bot_passes_its_check_and_is_rated(user: Any, anchor: Any, settin
     assert v.status == V.ACTIVE and v.checked_at is not None
     assert v.report[-1].startswith("passed") and any("qualification game 2" in x for x in v.report)
     assert v.declared_name == "greedy"
+    # It declares no variants, so it plays every one: qualified in each, with each colour.
+    assert v.variant_names == list(engine.VARIANTS)
     games = Match.objects.filter(kind=Match.Kind.QUALIFICATION)
-    assert games.count() == 2
+    assert games.count() == 2 * len(engine.VARIANTS)
+    assert qualification_games(v) == {(n, c) for n in engine.VARIANTS for c in ("white", "black")}
     assert {(m.white_id, m.black_id) for m in games} == {(v.pk, anchor.pk), (anchor.pk, v.pk)}
     assert all(m.status == Match.Status.FINISHED for m in games)
-    assert MatchRecord.objects.filter(match__in=games).count() == 2
-    assert sum(p.games for p in PairStats.objects.all()) == 2
+    assert MatchRecord.objects.filter(match__in=games).count() == games.count()
+    assert sum(p.games for p in PairStats.objects.all()) == games.count()
     assert checks.check_version(v.pk) == "not pending"
+
+
+@pytest.mark.django_db
+def test_a_bot_is_checked_and_qualified_in_the_variants_it_declares(
+    user: Any, anchor: Any, settings: Any
+) -> None:
+    # Even when the ladder plays none of them.
+    settings.LADDER_VARIANTS = ["yangsh", "yangsh7"]
+    settings.QUALIFICATION_GAMES = 1
+    v = submit(user, "two", packed(TEST_BOTS / "honest" / "yinsh_and_blitz"), "two.tar.gz")
+    assert checks.check_version(v.pk) == "active"
+    v.refresh_from_db()
+    assert v.variants == "yinsh,blitz" and v.plays("blitz") and not v.plays("yangsh")
+    assert any(line.startswith("ok    game 1 (yinsh,") for line in v.report)
+    assert any(line.startswith("ok    game 2 (blitz,") for line in v.report)
+    assert not any("yangsh" in line for line in v.report)
+    assert qualification_games(v) == {
+        (n, c) for n in ("yinsh", "blitz") for c in ("white", "black")
+    }
+
+
+@pytest.mark.django_db
+def test_a_bot_that_cannot_play_a_variant_it_declares_is_rejected(
+    user: Any, anchor: Any, settings: Any
+) -> None:
+    # Before: checked in YINSH and Blitz only, it passed, then lost every Yangsh game by crash.
+    folder = TEST_BOTS / "honest" / "yinsh_and_blitz"
+    files: dict[str, bytes | str] = {p.name: p.read_bytes() for p in folder.iterdir()}
+    files["bot.toml"] = (folder / "bot.toml").read_text().replace("variants =", "# variants =")
+    v = submit(user, "boaster", zipped(files), "boaster.zip")
+    assert checks.check_version(v.pk) == "rejected"
+    v.refresh_from_db()
+    assert v.status == V.REJECTED and v.variant_names == list(engine.VARIANTS)
+    assert v.reason.startswith("the protocol check failed: game 3 (yangsh, yinsh_and_blitz white")
+    assert "yangsh is not implemented" in v.reason
+    assert not Match.objects.exists()
 
 
 @pytest.mark.django_db
