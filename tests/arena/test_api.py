@@ -247,6 +247,25 @@ def test_a_tournament_with_a_bot_that_does_not_play_its_variant_is_refused(user:
     assert not Tournament.objects.exists() and not Match.objects.exists()
 
 
+@pytest.mark.django_db
+def test_a_version_says_which_variants_it_plays(user: Any) -> None:
+    every = make_version(user, "every")
+    pawns = make_version(user, "pawns", variants=["yangsh", "yangsh7"])
+    c = APIClient()
+    assert c.get("/api/bots/pawns/").json()["versions"][0]["variants"] == ["yangsh", "yangsh7"]
+    assert c.get(f"/api/versions/{every.pk}/").json()["variants"] == [
+        "yinsh",
+        "blitz",
+        "yangsh",
+        "yangsh7",
+    ]
+    ids = {v["id"] for v in c.get("/api/versions/", {"variant": "yangsh7"}).json()["results"]}
+    assert ids == {every.pk, pawns.pk}
+    ids = {v["id"] for v in c.get("/api/versions/", {"variant": "yinsh"}).json()["results"]}
+    assert ids == {every.pk}
+    assert c.get("/api/versions/", {"variant": "chess"}).status_code == 400
+
+
 # ----------------------------------------------------------------------------- bad input
 
 

@@ -85,6 +85,22 @@ def test_the_bot_page_plots_the_rating_history(real_match: Match) -> None:
 
 
 @pytest.mark.django_db
+def test_the_bot_page_and_list_show_the_variants_each_version_plays(user: Any) -> None:
+    old = make_version(user, "classic", status=BotVersion.Status.RETIRED)
+    make_version(user, "classic", variants=["yinsh", "blitz"])
+    BotVersion.objects.filter(bot__name="classic").update(declared_name="classic")
+    make_version(user, "waiting", status=BotVersion.Status.PENDING)
+    page = Client().get("/bots/classic/").content.decode()
+    assert "· plays YINSH, Blitz YINSH</p>" in page  # the active version, under the title
+    v1 = page[page.index(f'id="v{old.number}"') :]
+    v2 = page[page.index('id="v2"') : page.index(f'id="v{old.number}"')]
+    assert "plays YINSH, Blitz YINSH" in v2 and "plays every variant" in v1
+    rows = Client().get("/bots/").content.decode()
+    assert "<td>YINSH, Blitz YINSH</td>" in rows
+    assert "<td>\N{EN DASH}</td>" in rows  # waiting: no active version
+
+
+@pytest.mark.django_db
 def test_the_match_page_embeds_the_replay_and_the_moves(real_match: Match) -> None:
     page = Client().get(f"/matches/{real_match.pk}/").content.decode()
     assert f'data-replay-url="/matches/{real_match.pk}/replay.json"' in page
