@@ -191,10 +191,12 @@ TOURNAMENT_PARALLEL = env_int("ARENA_TOURNAMENT_PARALLEL", 4)
 #: tournaments.add_tournament permission, e.g. members of the "organisers" group).
 OPEN_TOURNAMENTS = env_bool("ARENA_OPEN_TOURNAMENTS", DEBUG)
 
-#: Games a new bot version plays against the built-in random bot before it is rated.
+#: Games a new bot version plays against the built-in random bot before it is rated: at least
+#: this many, and each variant it declares with each colour (arena.games.checks).
 QUALIFICATION_GAMES = env_int("ARENA_QUALIFICATION_GAMES", 2)
 QUALIFICATION_TIME_CONTROL = env_str("ARENA_QUALIFICATION_TIME_CONTROL", "5+0.1")
-#: Games of the protocol conformance check (arena.referee.checkbot), and their clock.
+#: Games of the protocol conformance check (arena.referee.checkbot): at least this many, and
+#: one in each variant the bot declares; and their clock.
 CHECK_GAMES = env_int("ARENA_CHECK_GAMES", 2)
 CHECK_TIME_CONTROL = env_str("ARENA_CHECK_TIME_CONTROL", "20+0.2")
 

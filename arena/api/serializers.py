@@ -58,6 +58,13 @@ class VersionSerializer(serializers.ModelSerializer):
     )
     # DRF's metaclass takes declared fields out of the class, so this never hides Field.label.
     label = serializers.CharField(read_only=True)  # type: ignore[assignment]  # a field, see above
+    variants = serializers.ListField(
+        child=serializers.CharField(),
+        source="variant_names",
+        read_only=True,
+        help_text="The variants the version plays (its bot.toml's, every variant by default); "
+        "the ladder and tournaments pair it only in these.",
+    )
     ratings = RatingBriefSerializer(many=True, read_only=True)
     check_report = serializers.SerializerMethodField(
         help_text="The check's lines, failing game transcript and stderr tail (owner only)."
@@ -81,6 +88,7 @@ class VersionSerializer(serializers.ModelSerializer):
             "reason",
             "declared_name",
             "declared_version",
+            "variants",
             "ratings",
             "check_report",
             "source_url",
@@ -415,11 +423,18 @@ class BotFilterSerializer(FilterSerializer[BotFilter]):
 
 class VersionFilter(TypedDict, total=False):
     status: str
+    variant: str
 
 
 class VersionFilterSerializer(FilterSerializer[VersionFilter]):
     status = serializers.ChoiceField(
         choices=BotVersion.Status.choices, required=False, allow_blank=True
+    )
+    variant = serializers.ChoiceField(
+        choices=Variant.choices,
+        required=False,
+        allow_blank=True,
+        help_text="Only the versions that play this variant.",
     )
 
 

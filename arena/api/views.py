@@ -23,7 +23,7 @@ from rest_framework.response import Response
 
 from arena.api import serializers as s
 from arena.bots import services as bots
-from arena.bots.models import Bot, BotVersion
+from arena.bots.models import Bot, BotVersion, playing
 from arena.bots.unpack import UploadError
 from arena.games import downloads, ratings
 from arena.games.models import Match, MatchRecord, Rating
@@ -161,9 +161,11 @@ class VersionViewSet(viewsets.ReadOnlyModelViewSet):
     def get_queryset(self) -> QuerySet[BotVersion]:
         qs = _versions().order_by("-pk")
         if self.action == "list":
-            st = s.VersionFilterSerializer.parse(self.request).get("status")
-            if st:
-                qs = qs.filter(status=st)
+            p = s.VersionFilterSerializer.parse(self.request)
+            if p.get("status"):
+                qs = qs.filter(status=p["status"])
+            if p.get("variant"):
+                qs = qs.filter(playing(p["variant"]))
         return qs
 
     @extend_schema(responses={(200, "application/octet-stream"): OpenApiTypes.BINARY})

@@ -50,6 +50,7 @@ class BotVersionAdmin(admin.ModelAdmin):
         "declared_name",
         "declared_version",
         "command",
+        "variants",
     )
     actions = ["recheck"]
 

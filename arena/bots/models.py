@@ -12,6 +12,7 @@ from django.db import models
 from django.db.models import Q
 from django.urls import reverse
 
+import engine
 from arena.jsontypes import JSONObject
 
 #: A bot's name: part of its URLs, so it never changes. The one definition of the rule, for
@@ -66,6 +67,42 @@ class Bot(models.Model):
         return self.versions.filter(status=BotVersion.Status.ACTIVE).first()
 
 
+def every_variant() -> str:
+    """The variants a version plays unless its manifest names some: all of the engine's, as
+    :attr:`BotVersion.variants` stores them."""
+    return ",".join(engine.VARIANTS)
+
+
+def playing(variant: str) -> Q:
+    """The versions that declare ``variant``: a filter on :attr:`BotVersion.variants` (a
+    comma-joined list) that works with plain ``LIKE`` on SQLite and PostgreSQL alike."""
+    return (
+        Q(variants=variant)
+        | Q(variants__startswith=f"{variant},")
+        | Q(variants__endswith=f",{variant}")
+        | Q(variants__contains=f",{variant},")
+    )
+
+
+def variant_names(variants: str) -> list[str]:
+    """The names in a stored list of variants (:attr:`BotVersion.variants`)."""
+    return [v for v in variants.split(",") if v]
+
+
+def describe_variants(variants: str) -> str:
+    """A stored list of variants as a page says it: ``every variant``, or their titles
+    (``YINSH, Blitz YINSH``)."""
+    names = variant_names(variants)
+    if set(names) >= set(engine.VARIANTS):
+        return "every variant"
+    return ", ".join(_title(v) for v in names)
+
+
+def _title(name: str) -> str:
+    known = engine.VARIANTS.get(name)
+    return known.title if known is not None else name
+
+
 class VersionStatus(models.TextChoices):
     """Where a version stands: checked, playing, retired, refused, or held for an operator."""
 
@@ -116,6 +153,10 @@ class BotVersion(models.Model):
     declared_name = models.CharField(max_length=64, blank=True)
     declared_version = models.CharField(max_length=64, blank=True)
     command = models.CharField(max_length=500, blank=True)
+    #: The variants the version plays, comma-joined in the engine's order (``yinsh,blitz``):
+    #: its manifest's ``variants``, every variant when it names none. The ladder and the
+    #: tournaments pair it only in these (filter with :func:`playing`).
+    variants = models.CharField(max_length=100, default=every_variant)
 
     class Meta:
         ordering = ["bot", "-number"]
@@ -147,6 +188,25 @@ class BotVersion(models.Model):
     def build_failed(self) -> bool:
         """Rejected because its build failed: ``stderr_tail`` is then the build's output."""
         return self.status == VersionStatus.REJECTED and self.reason.startswith(BUILD_FAILED)
+
+    @property
+    def variant_names(self) -> list[str]:
+        """The variants it plays, by name (``["yinsh", "blitz"]``)."""
+        return variant_names(self.variants)
+
+    @property
+    def variant_titles(self) -> list[str]:
+        """The variants it plays, by title (``["YINSH", "Blitz YINSH"]``)."""
+        return [_title(v) for v in self.variant_names]
+
+    @property
+    def variants_text(self) -> str:
+        """What it plays, as a page says it: ``every variant`` or the titles."""
+        return describe_variants(self.variants)
+
+    def plays(self, variant: str) -> bool:
+        """Whether the version declares ``variant``."""
+        return variant in self.variant_names
 
     @property
     def is_final(self) -> bool:

@@ -34,11 +34,13 @@ from django.utils import timezone
 
 from arena import worker
 from arena.bots import store
-from arena.bots.models import NAME_PATTERN, NAME_RULE, Bot, BotVersion
+from arena.bots.models import NAME_PATTERN, NAME_RULE, Bot, BotVersion, every_variant
 from arena.bots.signals import bot_withdrawn
 from arena.bots.unpack import FILE, TARGZ, UploadError, detect_kind, safe_filename
 from arena.jsontypes import JSONObject
 from arena.referee.bots import BotSpec
+from arena.referee.checkbot import plan
+from engine import VARIANTS
 
 log = logging.getLogger(__name__)
 V = BotVersion.Status
@@ -239,12 +241,15 @@ def source_filename(version: BotVersion) -> str:
 
 def check_budget() -> tuple[int, int]:
     """(soft, hard) time limits of a check task: the build, the conformance games and the
-    qualification games at the qualification time control."""
+    qualification games at the qualification time control, as many as a bot that declares
+    every variant plays (the task is sent before the upload is unpacked)."""
+    every = list(VARIANTS)
     check_soft, _ = worker.time_limits(
-        settings.CHECK_TIME_CONTROL, games=settings.CHECK_GAMES, builds=1
+        settings.CHECK_TIME_CONTROL, games=len(plan(every, settings.CHECK_GAMES)), builds=1
     )
     games_soft, _ = worker.time_limits(
-        settings.QUALIFICATION_TIME_CONTROL, games=settings.QUALIFICATION_GAMES
+        settings.QUALIFICATION_TIME_CONTROL,
+        games=len(plan(every, settings.QUALIFICATION_GAMES, each_colour=True)),
     )
     soft = check_soft + games_soft
     return soft, soft + 30
@@ -337,6 +342,7 @@ def close_check(version_id: int, attempt: int, verdict: Verdict) -> BotVersion |
         "declared_name": (spec.name if spec else "")[:64],
         "declared_version": (spec.version if spec else "")[:64],
         "command": (" ".join(spec.command) if spec else "")[:500],
+        "variants": ",".join(spec.variants) if spec else every_variant(),
     }
     now = timezone.now()
     try:

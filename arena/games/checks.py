@@ -7,6 +7,12 @@ qualification games, stored as finished rated matches, are written in one transa
 by the claim. The version's state transitions are :mod:`arena.bots.services`'; the matches'
 are :mod:`arena.games.services`'.
 
+Both the conformance check and the qualification cover every variant the bot declares (its
+manifest's ``variants``, every variant by default), whether the ladder plays it or not: the
+conformance check at least one game in each (``CHECK_GAMES`` at least), the qualification one
+game with each colour in each (``QUALIFICATION_GAMES`` at least). The version then plays on
+the ladder and in tournaments only in those variants.
+
 What the bot did decides the verdict; what the machine did never does (see
 :mod:`arena.worker`): the version is queued again, and held for an operator once out of
 attempts.
@@ -30,7 +36,7 @@ from arena.games.services import record_qualification
 from arena.jsontypes import JSONObject
 from arena.referee.bots import BotSpec
 from arena.referee.build import BuildFailed
-from arena.referee.checkbot import check_bot
+from arena.referee.checkbot import check_bot, plan
 from arena.referee.match import GameResult, TimeControl
 
 V = BotVersion.Status
@@ -82,6 +88,13 @@ def _close(version_id: int, attempt: int, outcome: _Outcome) -> bool:
         if outcome.verdict.accepted:
             record_qualification(version, outcome.games)
     return True
+
+
+def qualification_plan(spec: BotSpec) -> list[tuple[str, str]]:
+    """(variant, the new version's colour) of each qualification game: every variant the bot
+    declares (on the ladder or not), each with both colours, so ``QUALIFICATION_GAMES`` is a
+    least number, raised when the bot declares more variants."""
+    return plan(spec.variants, settings.QUALIFICATION_GAMES, each_colour=True)
 
 
 def _qualification_opponent(version: BotVersion) -> BotVersion | None:
@@ -140,7 +153,7 @@ def _run(version: BotVersion, cancel: Event) -> _Outcome | None:
     report = check_bot(
         spec,
         referee=runner.referee(),
-        variant="yinsh",
+        variants=spec.variants,
         games=settings.CHECK_GAMES,
         time=TimeControl.parse(settings.CHECK_TIME_CONTROL),
     )
@@ -155,11 +168,8 @@ def _run(version: BotVersion, cancel: Event) -> _Outcome | None:
     opponent_spec = runner.load_spec(opponent) if opponent is not None else spec
     opponent_label = opponent.label if opponent is not None else version.label
     games: list[Game] = []
-    variants = settings.LADDER_VARIANTS or ["yinsh"]
     referee = runner.referee()
-    for i in range(settings.QUALIFICATION_GAMES):
-        variant = variants[i % len(variants)]
-        mine = "white" if i % 2 == 0 else "black"
+    for i, (variant, mine) in enumerate(qualification_plan(spec)):
         pair = (spec, opponent_spec) if mine == "white" else (opponent_spec, spec)
         labels = (
             (version.label, opponent_label) if mine == "white" else (opponent_label, version.label)

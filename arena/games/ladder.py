@@ -1,4 +1,5 @@
-"""The ladder: keeps rated games flowing between the active versions of every variant.
+"""The ladder: keeps rated games flowing between the active versions in every variant, each
+version only in the variants it declares.
 
 The periodic ``schedule_ladder`` task tops each variant up to ``LADDER_QUEUE_DEPTH`` matches
 queued or running; :func:`schedule_variant` chooses who plays whom. Withdrawn bots' waiting
@@ -15,7 +16,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from arena.bots.models import Bot, BotVersion
+from arena.bots.models import Bot, BotVersion, playing
 from arena.games import services
 from arena.games.models import Match, PairStats, Rating
 
@@ -37,6 +38,7 @@ def schedule_variant(
 ) -> list[Match]:
     """Queue ladder matches in one variant until ``depth`` are queued or running.
 
+    Only the active versions that declare the variant play (both players of every match).
     The player with the fewest games (counting its games in flight) plays first; its opponent
     is the one whose rating is closest, weighed against how many games that one has (another
     version of the same bot only when nobody else is there). Colours alternate per pair.
@@ -54,7 +56,7 @@ def schedule_variant(
             return []
         players = dict(
             BotVersion.objects.filter(
-                status=BotVersion.Status.ACTIVE, bot__status=Bot.Status.ACTIVE
+                playing(variant), status=BotVersion.Status.ACTIVE, bot__status=Bot.Status.ACTIVE
             ).values_list("pk", "bot_id")
         )
         if len(players) < 2:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 from django.urls import reverse
@@ -117,6 +118,20 @@ class Match(models.Model):
 
     def __str__(self) -> str:
         return f"#{self.pk} {self.white} - {self.black} ({self.variant})"
+
+    def clean(self) -> None:
+        """Both versions must declare the variant (checked by forms, e.g. the admin's; the
+        ladder and tournaments choose only such versions)."""
+        errors = {}
+        for side in ("white", "black"):
+            version = getattr(self, side) if getattr(self, f"{side}_id") is not None else None
+            if version is not None and self.variant and not version.plays(self.variant):
+                errors[side] = (
+                    f"{version.label} does not play {self.variant}: it plays "
+                    f"{', '.join(version.variant_names)}"
+                )
+        if errors:
+            raise ValidationError(errors)
 
     def get_absolute_url(self) -> str:
         return reverse("match", args=[self.pk])

@@ -52,6 +52,16 @@ def variant_name(text: str) -> str:
         raise CommandError(str(e)) from None
 
 
+def require_variant(variant: str, *specs: BotSpec) -> None:
+    """Refuse, before anything is played, a variant that one of the bots does not declare
+    (its manifest's ``variants``); the message names the bot and what it plays."""
+    try:
+        for spec in specs:
+            spec.require(variant)
+    except BotError as e:
+        raise CommandError(str(e)) from None
+
+
 def make_sandbox(*, no_sandbox: bool) -> Sandbox:
     """The sandbox for local games, with the protection level described in one paragraph.
 

@@ -145,6 +145,16 @@ class BotSpec:
         """Whether the bot declares ``variant`` (every bot plays every variant by default)."""
         return variant in self.variants
 
+    def require(self, variant: str) -> None:
+        """Raise :class:`BotError` unless the bot declares ``variant``; the message names the
+        bot and the variants it plays."""
+        if not self.plays(variant):
+            declared = ", ".join(f'"{v}"' for v in self.variants)
+            raise BotError(
+                f"{self.name} does not play {variant}: its {MANIFEST} declares "
+                f"variants = [{declared}]"
+            )
+
     @property
     def label(self) -> str:
         """The name with the version, as in record headers: ``random 1.0``."""

@@ -1,7 +1,8 @@
 """The conformance check a bot must pass before it plays rated games.
 
-:func:`check_bot` plays the bot against the built-in random bot, once in each colour (or more),
-and reports, one line per check:
+:func:`check_bot` plays the bot against the built-in random bot in every variant it declares
+(its manifest's ``variants``: every variant unless it names some), at least once in each, colours
+alternating (:func:`plan`), and reports, one line per check:
 
 * start-up: it answers ``hello`` with ``ready`` in time, giving a name (and a version);
 * play: every answer is a legal action, well-formed, in time, and it plays whole games;
@@ -9,11 +10,12 @@ and reports, one line per check:
 
     ok    bot folder: mybot (command: python3 main.py)
     ok    start-up: ready in 41 ms as 'mybot' version '1.0'
-    FAIL  game 1 (mybot white): white played 'z9', which is not legal here (...)
+    FAIL  game 1 (yinsh, mybot white): white played 'z9', which is not legal here (...)
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,7 +24,7 @@ from arena.referee.bots import BotSpec
 from arena.referee.match import GameConfig, GameResult, Referee, TimeControl
 from arena.referee.sandbox import Sandbox
 
-__all__ = ["CheckReport", "check_bot"]
+__all__ = ["CheckReport", "check_bot", "plan"]
 
 RANDOM_BOT = Path(__file__).resolve().parent.parent.parent / "bots" / "random"
 #: The clock of the check games: generous, so that only a real fault fails.
@@ -49,6 +51,32 @@ class CheckReport:
         return "\n".join(self.lines)
 
 
+def plan(
+    variants: Sequence[str], games: int, *, each_colour: bool = False
+) -> list[tuple[str, str]]:
+    """The games of a check: (variant, the bot's colour) for each, in the order of play.
+
+    At least ``games`` games and at least one in each variant (with ``each_colour``, one with
+    each colour in each variant); the variants take turns and the colours alternate, both
+    overall and within each variant::
+
+        >>> plan(["yinsh", "blitz"], 2)
+        [('yinsh', 'white'), ('blitz', 'black')]
+        >>> plan(["yinsh", "blitz"], 2, each_colour=True)
+        [('yinsh', 'white'), ('blitz', 'black'), ('yinsh', 'black'), ('blitz', 'white')]
+        >>> plan(["yinsh"], 3)
+        [('yinsh', 'white'), ('yinsh', 'black'), ('yinsh', 'white')]
+    """
+    if not variants:
+        raise ValueError("a check needs at least one variant")
+    n = len(variants)
+    total = max(games, 2 * n if each_colour else n)
+    # With an even number of variants, plain alternation would give each variant one colour
+    # only: shift by one at every pass through the variants.
+    shift = 1 if n % 2 == 0 else 0
+    return [(variants[k % n], ("white", "black")[(k + shift * (k // n)) % 2]) for k in range(total)]
+
+
 def _line(ok: bool, text: str) -> str:
     return f"{'ok  ' if ok else 'FAIL'}  {text}"
 
@@ -57,15 +85,16 @@ def check_bot(
     spec: BotSpec,
     *,
     sandbox: Sandbox | None = None,
-    variant: str = "yinsh",
+    variants: Sequence[str] | None = None,
     games: int = 2,
     time: TimeControl | None = None,
     referee: Referee | None = None,
 ) -> CheckReport:
     """Check that a bot speaks the protocol and plays whole games (see the module docstring).
 
-    ``referee`` (optional) supplies the referee's settings; its sandbox is ``sandbox`` when
-    given.
+    ``variants`` are those the bot declares unless given; ``games`` is the least number of
+    games, more are played to cover every variant (:func:`plan`). ``referee`` (optional)
+    supplies the referee's settings; its sandbox is ``sandbox`` when given.
     """
     ref = referee or Referee(sandbox)
     opponent = BotSpec.load(RANDOM_BOT, trusted=True)
@@ -74,9 +103,8 @@ def check_bot(
     failing: dict[str, Any] | None = None
     tail = ""
     started = False
-    for n in range(max(1, games)):
-        white, black = (spec, opponent) if n % 2 == 0 else (opponent, spec)
-        color = "white" if n % 2 == 0 else "black"
+    for n, (variant, color) in enumerate(plan(variants or spec.variants, max(1, games))):
+        white, black = (spec, opponent) if color == "white" else (opponent, spec)
         config = GameConfig(variant, white, black, time or CHECK_TIME, seed=n + 1)
         result = ref.play(config)
         player = result.transcript["players"][color]
@@ -95,7 +123,7 @@ def check_bot(
                     True, f"start-up: ready in {ready['ms']:.0f} ms as {ready['name']!r}{version}"
                 )
             )
-        game_ok, text = _judge(result, color, n + 1, spec.name)
+        game_ok, text = _judge(result, color, n + 1, spec.name, variant)
         lines.append(_line(game_ok, text))
         if not game_ok:
             ok = False
@@ -119,8 +147,10 @@ def check_bot(
     return CheckReport(ok=ok, lines=lines, transcript=failing, stderr_tail=tail)
 
 
-def _judge(result: GameResult, color: str, number: int, name: str) -> tuple[bool, str]:
-    head = f"game {number} ({name} {color}, {len(result.record.actions)} actions)"
+def _judge(
+    result: GameResult, color: str, number: int, name: str, variant: str
+) -> tuple[bool, str]:
+    head = f"game {number} ({variant}, {name} {color}, {len(result.record.actions)} actions)"
     if result.fault == color:
         return False, f"{head}: {result.reason}"
     if result.fault is not None:

@@ -210,6 +210,11 @@ class Tournament:
 
     def __post_init__(self) -> None:
         engine.variant(self.variant)
+        try:
+            for player in self.players:
+                player.require(self.variant)
+        except BotError as e:
+            raise TournamentError(str(e)) from None
         self.names = _unique_names(self.players)
         if self.rounds < 1:
             raise TournamentError("a tournament needs at least one round")

@@ -83,7 +83,8 @@ def create(
     bots: Sequence[Bot],
     rated: bool = True,
 ) -> Tournament:
-    """Create a round robin between the bots' active versions and start it."""
+    """Create a round robin between the bots' active versions and start it. Every entrant's
+    active version must declare the variant (a bot that does not is refused, by name)."""
     if not can_organise(organiser):
         raise PermissionDenied("you may not organise tournaments")
     if variant not in Variant.values:
@@ -107,6 +108,13 @@ def create(
     missing = [b.name for b in unique if b.pk not in versions]
     if missing:
         raise TournamentError(f"no active version: {', '.join(missing)}")
+    refused = [versions[b.pk] for b in unique if not versions[b.pk].plays(variant)]
+    if refused:
+        title = Variant(variant).label
+        raise TournamentError(
+            f"not playing {title}: "
+            + "; ".join(f"{v.label} plays only {', '.join(v.variant_titles)}" for v in refused)
+        )
     rng = random.Random()
     with transaction.atomic():
         t = Tournament.objects.create(

@@ -7,8 +7,17 @@ from typing import Any
 from django import forms
 from django.conf import settings
 from django.contrib.auth.forms import UserCreationForm
+from django.db.models import OuterRef, Subquery
 
-from arena.bots.models import DESCRIPTION_MAX_LENGTH, NAME_MAX_LENGTH, NAME_RULE, Bot, BotVersion
+from arena.bots.models import (
+    DESCRIPTION_MAX_LENGTH,
+    NAME_MAX_LENGTH,
+    NAME_RULE,
+    Bot,
+    BotVersion,
+    describe_variants,
+    every_variant,
+)
 from arena.games.models import Variant
 from arena.tournaments import limits
 
@@ -56,7 +65,9 @@ class BotEditForm(forms.ModelForm):
 
 class BotChoiceField(forms.ModelMultipleChoiceField):
     def label_from_instance(self, obj: Bot) -> str:
-        return f"{obj.name} ({obj.owner.username})"
+        plays = describe_variants(getattr(obj, "active_variants", None) or every_variant())
+        only = "" if plays == "every variant" else f"; plays only {plays}"
+        return f"{obj.name} ({obj.owner.username}{only})"
 
 
 class TournamentForm(forms.Form):
@@ -76,7 +87,7 @@ class TournamentForm(forms.Form):
     bots = BotChoiceField(
         queryset=Bot.objects.none(),
         widget=forms.CheckboxSelectMultiple,
-        help_text="Each bot plays with its active version.",
+        help_text="Each bot plays with its active version, which must play the variant.",
     )
     rated = forms.BooleanField(required=False, initial=True)
 
@@ -84,9 +95,11 @@ class TournamentForm(forms.Form):
         super().__init__(*args, **kwargs)
         field = self.fields["bots"]
         assert isinstance(field, forms.ModelMultipleChoiceField)
+        active = BotVersion.objects.filter(bot=OuterRef("pk"), status=BotVersion.Status.ACTIVE)
         field.queryset = (
             Bot.objects.filter(status=Bot.Status.ACTIVE, versions__status=BotVersion.Status.ACTIVE)
             .select_related("owner")
+            .annotate(active_variants=Subquery(active.values("variants")[:1]))
             .order_by("name")
             .distinct()
         )

@@ -12,7 +12,7 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.db.models import Q
+from django.db.models import OuterRef, Q, Subquery
 from django.http import (
     FileResponse,
     Http404,
@@ -28,7 +28,7 @@ from rest_framework.authtoken.models import Token
 
 import engine
 from arena.bots import services as bots
-from arena.bots.models import Bot, BotVersion
+from arena.bots.models import Bot, BotVersion, describe_variants
 from arena.bots.unpack import UploadError
 from arena.games import downloads, ratings
 from arena.games.models import Match, MatchRecord, Rating, RatingPoint, Variant
@@ -133,9 +133,15 @@ def leaderboard(request: HttpRequest, variant: str = "yinsh") -> HttpResponse:
 
 
 def bot_list(request: HttpRequest) -> HttpResponse:
-    rows = Bot.objects.select_related("owner").order_by("name")
+    active = BotVersion.objects.filter(bot=OuterRef("pk"), status=BotVersion.Status.ACTIVE)
+    rows = (
+        Bot.objects.select_related("owner")
+        .annotate(active_variants=Subquery(active.values("variants")[:1]))
+        .order_by("name")
+    )
     page = Paginator(rows, 100).get_page(request.GET.get("page"))
-    return render(request, "web/bot_list.html", {"page": page})
+    plays = [(b, describe_variants(b.active_variants or "")) for b in page]
+    return render(request, "web/bot_list.html", {"page": page, "rows": plays})
 
 
 def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
@@ -167,11 +173,13 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
         .select_related("white__bot", "black__bot")
         .order_by("-id")[:RECENT]
     )
+    active = next((v for v in versions if v.status == BotVersion.Status.ACTIVE), None)
     return render(
         request,
         "web/bot_detail.html",
         {
             "bot": bot,
+            "active": active,
             "versions": [(v, by_version.get(v.pk, [])) for v in versions],
             "charts": charts,
             "recent": recent,

@@ -123,9 +123,10 @@ def make_version(
     folder: Path | None = None,
     status: str = BotVersion.Status.ACTIVE,
     trusted: bool = False,
+    variants: list[str] | None = None,
 ) -> BotVersion:
     """A bot version in the database, its files in the store (a real bot: random by default),
-    set directly to ``status`` (no check runs)."""
+    set directly to ``status`` (no check runs), playing ``variants`` (default: every one)."""
     data = packed(folder or BOTS / "random")
     sha, size = store.put_bytes(data)
     bot, _ = Bot.objects.get_or_create(name=name, defaults={"owner": owner, "trusted": trusted})
@@ -138,6 +139,7 @@ def make_version(
         kind=BotVersion.Kind.TARGZ,
         filename=f"{name}.tar.gz",
         size=size,
+        **({"variants": ",".join(variants)} if variants is not None else {}),
     )
 
 

@@ -233,6 +233,39 @@ def test_a_tournament_with_an_unknown_bot_is_refused(user: Any) -> None:
     assert not Tournament.objects.exists()
 
 
+@pytest.mark.django_db
+def test_a_tournament_with_a_bot_that_does_not_play_its_variant_is_refused(user: Any) -> None:
+    make_version(user, "t-a")
+    make_version(user, "t-b", variants=["yinsh"])
+    r = client_for(user).post(
+        "/api/tournaments/",
+        {"name": "Cup", "variant": "blitz", "bots": ["t-a", "t-b"]},
+        format="json",
+    )
+    assert r.status_code == 400
+    assert r.json()["non_field_errors"] == ["not playing Blitz YINSH: t-b v1 plays only YINSH"]
+    assert not Tournament.objects.exists() and not Match.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_version_says_which_variants_it_plays(user: Any) -> None:
+    every = make_version(user, "every")
+    pawns = make_version(user, "pawns", variants=["yangsh", "yangsh7"])
+    c = APIClient()
+    assert c.get("/api/bots/pawns/").json()["versions"][0]["variants"] == ["yangsh", "yangsh7"]
+    assert c.get(f"/api/versions/{every.pk}/").json()["variants"] == [
+        "yinsh",
+        "blitz",
+        "yangsh",
+        "yangsh7",
+    ]
+    ids = {v["id"] for v in c.get("/api/versions/", {"variant": "yangsh7"}).json()["results"]}
+    assert ids == {every.pk, pawns.pk}
+    ids = {v["id"] for v in c.get("/api/versions/", {"variant": "yinsh"}).json()["results"]}
+    assert ids == {every.pk}
+    assert c.get("/api/versions/", {"variant": "chess"}).status_code == 400
+
+
 # ----------------------------------------------------------------------------- bad input
 
 

@@ -4,6 +4,7 @@ with the real referee, sandbox and bots)."""
 from __future__ import annotations
 
 import os
+import random
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -11,10 +12,12 @@ from typing import Any
 import pytest
 from django.core.exceptions import PermissionDenied
 
+import engine
 from arena.bots import services, store
 from arena.bots.models import Bot, BotVersion
 from arena.bots.unpack import UploadError
-from arena.games import checks, sweeper
+from arena.games import checks, ladder, sweeper
+from arena.games import services as services_games
 from arena.games.models import Match, MatchRecord, PairStats
 from arena.referee.errors import InfrastructureError
 from arena.referee.sandbox import Sandbox, SandboxUnavailable
@@ -27,6 +30,7 @@ from tests.arena.conftest import (
     zipped,
     zipped_folder,
 )
+from tests.arena.test_matches import fake_result
 
 V = BotVersion.Status
 
@@ -164,6 +168,12 @@ def submit(user: Any, name: str, data: bytes, filename: str) -> BotVersion:
     return services.create_bot(user, name, upload(data, filename))
 
 
+def qualification_games(v: BotVersion) -> set[tuple[str, str]]:
+    """(variant, the version's colour) of its stored qualification games."""
+    games = Match.objects.filter(kind=Match.Kind.QUALIFICATION)
+    return {(m.variant, "white" if m.white_id == v.pk else "black") for m in games}
+
+
 @pytest.mark.django_db
 def test_a_good_bot_passes_its_check_and_is_rated(user: Any, anchor: Any, settings: Any) -> None:
     settings.QUALIFICATION_GAMES = 2
@@ -173,13 +183,52 @@ def test_a_good_bot_passes_its_check_and_is_rated(user: Any, anchor: Any, settin
     assert v.status == V.ACTIVE and v.checked_at is not None
     assert v.report[-1].startswith("passed") and any("qualification game 2" in x for x in v.report)
     assert v.declared_name == "greedy"
+    # It declares no variants, so it plays every one: qualified in each, with each colour.
+    assert v.variant_names == list(engine.VARIANTS)
     games = Match.objects.filter(kind=Match.Kind.QUALIFICATION)
-    assert games.count() == 2
+    assert games.count() == 2 * len(engine.VARIANTS)
+    assert qualification_games(v) == {(n, c) for n in engine.VARIANTS for c in ("white", "black")}
     assert {(m.white_id, m.black_id) for m in games} == {(v.pk, anchor.pk), (anchor.pk, v.pk)}
     assert all(m.status == Match.Status.FINISHED for m in games)
-    assert MatchRecord.objects.filter(match__in=games).count() == 2
-    assert sum(p.games for p in PairStats.objects.all()) == 2
+    assert MatchRecord.objects.filter(match__in=games).count() == games.count()
+    assert sum(p.games for p in PairStats.objects.all()) == games.count()
     assert checks.check_version(v.pk) == "not pending"
+
+
+@pytest.mark.django_db
+def test_a_bot_is_checked_and_qualified_in_the_variants_it_declares(
+    user: Any, anchor: Any, settings: Any
+) -> None:
+    # Even when the ladder plays none of them.
+    settings.LADDER_VARIANTS = ["yangsh", "yangsh7"]
+    settings.QUALIFICATION_GAMES = 1
+    v = submit(user, "two", packed(TEST_BOTS / "honest" / "yinsh_and_blitz"), "two.tar.gz")
+    assert checks.check_version(v.pk) == "active"
+    v.refresh_from_db()
+    assert v.variants == "yinsh,blitz" and v.plays("blitz") and not v.plays("yangsh")
+    assert any(line.startswith("ok    game 1 (yinsh,") for line in v.report)
+    assert any(line.startswith("ok    game 2 (blitz,") for line in v.report)
+    assert not any("yangsh" in line for line in v.report)
+    assert qualification_games(v) == {
+        (n, c) for n in ("yinsh", "blitz") for c in ("white", "black")
+    }
+
+
+@pytest.mark.django_db
+def test_a_bot_that_cannot_play_a_variant_it_declares_is_rejected(
+    user: Any, anchor: Any, settings: Any
+) -> None:
+    # Before: checked in YINSH and Blitz only, it passed, then lost every Yangsh game by crash.
+    folder = TEST_BOTS / "honest" / "yinsh_and_blitz"
+    files: dict[str, bytes | str] = {p.name: p.read_bytes() for p in folder.iterdir()}
+    files["bot.toml"] = (folder / "bot.toml").read_text().replace("variants =", "# variants =")
+    v = submit(user, "boaster", zipped(files), "boaster.zip")
+    assert checks.check_version(v.pk) == "rejected"
+    v.refresh_from_db()
+    assert v.status == V.REJECTED and v.variant_names == list(engine.VARIANTS)
+    assert v.reason.startswith("the protocol check failed: game 3 (yangsh, yinsh_and_blitz white")
+    assert "yangsh is not implemented" in v.reason
+    assert not Match.objects.exists()
 
 
 @pytest.mark.django_db
@@ -278,6 +327,34 @@ def test_a_new_version_retires_the_old_one_when_it_passes(
     old.refresh_from_db()
     new.refresh_from_db()
     assert (old.status, new.status) == (V.RETIRED, V.ACTIVE)
+
+
+@pytest.mark.django_db
+def test_a_new_version_that_drops_a_variant_keeps_its_old_games_and_leaves_that_ladder(
+    user: Any, other_user: Any, anchor: Any, settings: Any
+) -> None:
+    settings.QUALIFICATION_GAMES = 1
+    old = make_version(user, "evolving")
+    rival = make_version(other_user, "rival")
+    yangsh = ladder.schedule_variant("yangsh", rng=random.Random(1), depth=3)
+    assert old.pk in {p for m in yangsh for p in (m.white_id, m.black_id)}
+    for m in yangsh:
+        services_games.finish(m.pk, services_games.claim(m.pk), fake_result("yangsh", "draw"))
+    new = services.add_version(
+        user, old.bot, upload(packed(TEST_BOTS / "honest" / "yinsh_and_blitz"), "v2.tar.gz")
+    )
+    assert checks.check_version(new.pk) == "active"
+    new.refresh_from_db()
+    assert new.variant_names == ["yinsh", "blitz"]
+    # The old version's games stay, counted.
+    assert Match.objects.filter(pk__in=[m.pk for m in yangsh], status="finished").count() == 3
+    assert PairStats.objects.filter(variant="yangsh").count() > 0
+    # New pairings follow the active version's declaration.
+    made = ladder.schedule_variant("yangsh", rng=random.Random(2), depth=6)
+    assert made and all({m.white_id, m.black_id} <= {rival.pk, anchor.pk} for m in made)
+    made = ladder.schedule_variant("yinsh", rng=random.Random(3), depth=3)
+    assert new.pk in {p for m in made for p in (m.white_id, m.black_id)}
+    assert old.pk not in {p for m in made for p in (m.white_id, m.black_id)}
 
 
 @pytest.mark.django_db

@@ -7,6 +7,7 @@ import inspect
 
 from django.conf import settings
 
+import engine
 from arena import celery_app, worker
 from arena.bots import services as bots
 from arena.games import tasks
@@ -32,6 +33,14 @@ def test_every_hard_time_limit_is_below_the_visibility_timeout() -> None:
         assert hard < visibility
     soft, hard = bots.check_budget()
     assert settings.BOT_BUILD_SECONDS < soft < hard < visibility
+
+
+def test_a_checks_time_limit_covers_a_bot_that_declares_every_variant() -> None:
+    n = len(engine.VARIANTS)
+    soft, _ = bots.check_budget()
+    conformance = worker.budget_seconds(settings.CHECK_TIME_CONTROL, games=n)
+    qualification = worker.budget_seconds(settings.QUALIFICATION_TIME_CONTROL, games=2 * n)
+    assert soft >= conformance + qualification
 
 
 def test_tournament_time_controls_are_capped_by_the_visibility_timeout() -> None:

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from arena.bots.models import BotVersion, playing
 from arena.games import ladder, ratings, services
 from arena.games.models import Match, PairStats, Rating, RatingPoint, RatingState
 from tests.arena.conftest import make_version
@@ -52,6 +53,35 @@ def test_the_ladder_needs_two_active_versions(user: Any, settings: Any) -> None:
     make_version(user, "rejected", status="rejected")
     make_version(user, "pending", status="pending")
     assert ladder.schedule_ladder() == []
+
+
+@pytest.mark.django_db
+def test_the_ladder_pairs_a_version_only_in_the_variants_it_declares(
+    user: Any, settings: Any
+) -> None:
+    settings.LADDER_VARIANTS = ["yinsh", "blitz", "yangsh", "yangsh7"]
+    settings.LADDER_QUEUE_DEPTH = 4
+    every = make_version(user, "every")
+    classic = make_version(user, "classic", variants=["yinsh", "blitz"])
+    pawns = make_version(user, "pawns", variants=["yangsh"])
+    made = ladder.schedule_ladder(random.Random(1))
+    pairs = {(m.variant, frozenset((m.white_id, m.black_id))) for m in made}
+    assert pairs == {
+        ("yinsh", frozenset((every.pk, classic.pk))),
+        ("blitz", frozenset((every.pk, classic.pk))),
+        ("yangsh", frozenset((every.pk, pawns.pk))),
+    }  # and nobody but ``every`` plays yangsh7: no game there
+    assert len(made) == 12
+
+
+@pytest.mark.django_db
+def test_the_versions_playing_a_variant_are_found_by_its_whole_name(user: Any) -> None:
+    lists = [["yangsh"], ["yangsh7"], ["yinsh", "yangsh"], ["blitz", "yangsh", "yangsh7"]]
+    lists += [["yinsh", "yangsh7"], ["yinsh", "blitz", "yangsh7"], ["blitz"]]
+    made = {make_version(user, f"b{i}", variants=names).pk: names for i, names in enumerate(lists)}
+    for variant in ("yinsh", "blitz", "yangsh", "yangsh7"):
+        found = set(BotVersion.objects.filter(playing(variant)).values_list("pk", flat=True))
+        assert found == {pk for pk, names in made.items() if variant in names}
 
 
 @pytest.mark.django_db

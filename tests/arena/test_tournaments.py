@@ -170,6 +170,22 @@ def test_bots_without_an_active_version_cannot_enter(user: Any, entrants: list[A
 
 
 @pytest.mark.django_db
+def test_an_entrant_that_does_not_play_the_variant_is_refused_by_name(
+    user: Any, entrants: list[Any]
+) -> None:
+    classic = make_version(user, "classic", variants=["yinsh", "blitz"])
+    pawns = make_version(user, "pawns", variants=["yangsh"])
+    message = r"not playing Yangsh \(7 pawns\): classic v1 plays only YINSH, Blitz YINSH; pawns"
+    with pytest.raises(services.TournamentError, match=message):
+        start(user, [*entrants, classic, pawns], variant="yangsh7")
+    assert not Tournament.objects.exists() and not Match.objects.exists()
+    # In a variant they all declare, they all play, and only that variant is scheduled.
+    t = start(user, [*entrants, classic], variant="blitz", games_per_pair=1)
+    assert {m.variant for m in t.matches.all()} == {"blitz"}
+    assert t.matches.filter(white=classic).count() + t.matches.filter(black=classic).count() == 4
+
+
+@pytest.mark.django_db
 def test_standings_and_crosstable_follow_the_results(user: Any, entrants: list[Any]) -> None:
     a, b, c = entrants[:3]
     t = start(user, [a, b, c], games_per_pair=2)

@@ -85,6 +85,22 @@ def test_the_bot_page_plots_the_rating_history(real_match: Match) -> None:
 
 
 @pytest.mark.django_db
+def test_the_bot_page_and_list_show_the_variants_each_version_plays(user: Any) -> None:
+    old = make_version(user, "classic", status=BotVersion.Status.RETIRED)
+    make_version(user, "classic", variants=["yinsh", "blitz"])
+    BotVersion.objects.filter(bot__name="classic").update(declared_name="classic")
+    make_version(user, "waiting", status=BotVersion.Status.PENDING)
+    page = Client().get("/bots/classic/").content.decode()
+    assert "· plays YINSH, Blitz YINSH</p>" in page  # the active version, under the title
+    v1 = page[page.index(f'id="v{old.number}"') :]
+    v2 = page[page.index('id="v2"') : page.index(f'id="v{old.number}"')]
+    assert "plays YINSH, Blitz YINSH" in v2 and "plays every variant" in v1
+    rows = Client().get("/bots/").content.decode()
+    assert "<td>YINSH, Blitz YINSH</td>" in rows
+    assert "<td>\N{EN DASH}</td>" in rows  # waiting: no active version
+
+
+@pytest.mark.django_db
 def test_the_match_page_embeds_the_replay_and_the_moves(real_match: Match) -> None:
     page = Client().get(f"/matches/{real_match.pk}/").content.decode()
     assert f'data-replay-url="/matches/{real_match.pk}/replay.json"' in page
@@ -247,6 +263,58 @@ def test_an_invalid_tournament_form_shows_the_reason(user: Any) -> None:
     )
     assert r.status_code == 200 and "bad time control" in r.content.decode()
     assert not Tournament.objects.exists()
+
+
+@pytest.mark.django_db
+def test_the_tournament_form_says_what_each_bot_plays_and_refuses_a_variant_one_lacks(
+    user: Any,
+) -> None:
+    make_version(user, "a1")
+    make_version(user, "classic", variants=["yinsh", "blitz"])
+    c = logged_in(user)
+    form = c.get("/tournaments/new/").content.decode()
+    assert "classic (alice; plays only YINSH, Blitz YINSH)" in form and "a1 (alice)<" in form
+    r = c.post(
+        "/tournaments/new/",
+        {
+            "name": "Cup",
+            "variant": "yangsh",
+            "time_control": "5+0.1",
+            "games_per_pair": 2,
+            "bots": list(Bot.objects.values_list("pk", flat=True)),
+        },
+    )
+    assert r.status_code == 200
+    assert "not playing Yangsh: classic v1 plays only YINSH, Blitz YINSH" in r.content.decode()
+    assert not Tournament.objects.exists()
+
+
+@pytest.mark.django_db
+def test_the_admin_refuses_a_match_in_a_variant_a_version_does_not_play(
+    django_user_model: Any, user: Any
+) -> None:
+    admin = django_user_model.objects.create_superuser("root", "r@example.org", "pw-long-1234")
+    every = make_version(user, "every")
+    classic = make_version(user, "classic", variants=["yinsh", "blitz"])
+    fields = {
+        "kind": "ladder",
+        "status": "pending",
+        "white": every.pk,
+        "black": classic.pk,
+        "time_control": "5+0.1",
+        "seed": 1,
+        "plies": 0,
+        "attempts": 0,
+        "rated": "on",
+        "data-TOTAL_FORMS": 0,  # the record inline, empty
+        "data-INITIAL_FORMS": 0,
+    }
+    c = logged_in(admin)
+    r = c.post("/admin/games/match/add/", {**fields, "variant": "yangsh"})
+    assert r.status_code == 200 and not Match.objects.exists()
+    assert "classic v1 does not play yangsh: it plays yinsh, blitz" in r.content.decode()
+    assert c.post("/admin/games/match/add/", {**fields, "variant": "blitz"}).status_code == 302
+    assert Match.objects.get().variant == "blitz"
 
 
 @pytest.mark.django_db

@@ -2,6 +2,7 @@
 
 import importlib.util
 import io
+import itertools
 import json
 import sys
 
@@ -9,6 +10,7 @@ import pytest
 
 import engine
 from arena.referee.bots import BotError, BotSpec
+from arena.referee.checkbot import plan
 
 from .games import BOTS, ROOT
 
@@ -77,6 +79,28 @@ def test_build_and_variants_are_read_from_the_manifest(tmp_path):
     assert spec.variants == ("yinsh", "blitz")  # the engine's order, once each
     assert not spec.plays("yangsh")
     assert spec.to_json()["variants"] == ["yinsh", "blitz"]
+    spec.require("blitz")
+    with pytest.raises(BotError, match=r'c does not play yangsh: .* \["yinsh", "blitz"\]'):
+        spec.require("yangsh")
+
+
+@pytest.mark.parametrize("each_colour", [False, True])
+@pytest.mark.parametrize("games", [0, 1, 2, 3, 7, 9])
+def test_a_check_covers_every_variant_with_colours_alternating(games, each_colour):
+    names = list(engine.VARIANTS)
+    for n in range(1, len(names) + 1):
+        variants = names[:n]
+        games_plan = plan(variants, games, each_colour=each_colour)
+        least = 2 * n if each_colour else n
+        assert len(games_plan) == max(games, least)
+        assert {v for v, _ in games_plan} == set(variants)
+        if each_colour:
+            assert {(v, c) for v in variants for c in ("white", "black")} == set(games_plan)
+        colours = [c for _, c in games_plan]
+        assert abs(colours.count("white") - colours.count("black")) <= 1
+        for v in variants:  # within each variant too, the colours alternate
+            mine = [c for w, c in games_plan if w == v]
+            assert all(a != b for a, b in itertools.pairwise(mine))
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,7 @@
 import json
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -217,10 +218,55 @@ def test_checkbot_fails_a_bad_bot_with_a_readable_report():
     with pytest.raises(CommandError, match="does not conform"):
         call_command("checkbot", str(TEST_BOTS / "protocol" / "exits_midgame"), stdout=out)
     text = out.getvalue()
-    assert "FAIL  game 1 (exits_midgame white" in text
+    assert "FAIL  game 1 (yinsh, exits_midgame white" in text
     assert "exit code 3" in text
     assert "giving up after three actions" in text
     assert "FAIL  conformance: failed" in text
+
+
+def test_checkbot_checks_every_variant_the_bot_declares_and_only_those():
+    out = run("checkbot", str(TEST_BOTS / "honest" / "yinsh_and_blitz"), "--time", "30+0.5")
+    assert "Variants: yinsh, blitz" in out
+    assert "ok    game 1 (yinsh, yinsh_and_blitz white" in out
+    assert "ok    game 2 (blitz, yinsh_and_blitz black" in out
+    assert "yangsh" not in out and "ok    conformance: passed" in out
+
+
+def test_checkbot_fails_a_bot_in_a_variant_it_declares_but_cannot_play(tmp_path):
+    from io import StringIO
+
+    bot = tmp_path / "boasting"
+    shutil.copytree(TEST_BOTS / "honest" / "yinsh_and_blitz", bot)
+    manifest = bot / "bot.toml"
+    manifest.write_text(manifest.read_text().replace('variants = ["yinsh", "blitz"]\n', ""))
+    out = StringIO()
+    with pytest.raises(CommandError, match="does not conform"):
+        call_command("checkbot", str(bot), "--time", "30+0.5", stdout=out)
+    text = out.getvalue()
+    assert "Variants: yinsh, blitz, yangsh, yangsh7" in text
+    assert "FAIL  game 3 (yangsh, yinsh_and_blitz white, 0 actions)" in text
+    assert "yangsh is not implemented" in text
+
+
+@pytest.mark.parametrize(
+    ("command", "args"),
+    [
+        ("checkbot", ["--variant", "yangsh"]),
+        ("match", [str(BOTS / "random"), "--variant", "yangsh"]),
+        ("tournament", [str(BOTS / "random"), "--variant", "yangsh", "--out", "{out}"]),
+    ],
+)
+def test_a_variant_a_bot_does_not_declare_is_refused_before_playing(tmp_path, command, args):
+    out = tmp_path / "out"
+    args = [a.replace("{out}", str(out)) for a in args]
+    bot = str(TEST_BOTS / "honest" / "yinsh_and_blitz")
+    message = (
+        r"yinsh_and_blitz does not play yangsh: its bot.toml declares "
+        r'variants = \["yinsh", "blitz"\]'
+    )
+    with pytest.raises(CommandError, match=message):
+        run(command, bot, *args)
+    assert not out.exists()
 
 
 def test_checkbot_fails_a_bot_that_does_not_exit_after_end():

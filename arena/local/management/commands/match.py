@@ -46,6 +46,7 @@ class Command(BaseCommand):
         a = cli.load_bot(opts["bot_a"], no_sandbox=no_sandbox)
         b = cli.load_bot(opts["bot_b"], no_sandbox=no_sandbox)
         variant = cli.variant_name(opts["variant"])
+        cli.require_variant(variant, a, b)
         tc = cli.time_control(opts["time"])
         games = opts["games"]
         if games < 1:
