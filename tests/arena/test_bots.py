@@ -258,7 +258,8 @@ def test_a_bot_built_from_source_passes_its_check_and_plays(
     v.refresh_from_db()
     assert "build: cc -O2 -o bot main.c && echo compiled it" in v.report
     assert any(line.startswith("build: done in") for line in v.report)
-    assert Match.objects.filter(kind=Match.Kind.QUALIFICATION, fault="").count() == 2
+    qualification = Match.objects.filter(kind=Match.Kind.QUALIFICATION, fault="")
+    assert qualification.count() == 2 * len(engine.VARIANTS)  # each variant in each colour
     assert len(list(Path(settings.BOT_BUILD_DIR).glob("*/bot/bot"))) == 1  # built once
 
 
