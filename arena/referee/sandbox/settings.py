@@ -100,8 +100,6 @@ class SandboxSettings:
     """How many bots this sandbox may run at once (one uid and cgroup each)."""
     cgroup_name: str = "yinsh-arena"
     """Name of the parent cgroup created at the top of each hierarchy."""
-    kill_unix_sockets: bool = False
-    """Kill a bot that calls ``socket(AF_UNIX)`` instead of failing the call (EACCES)."""
     watchdog_interval: float = 0.05
     """Seconds between two CPU-time checks of each running bot."""
 
