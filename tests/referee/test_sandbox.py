@@ -244,6 +244,7 @@ def test_honest_python_bot_reads_its_files_and_writes_scratch(
         "HOME": "/tmp",
         "PATH": "/usr/local/bin:/usr/bin:/bin",
         "LANG": "C.UTF-8",
+        "JAVA_TOOL_OPTIONS": "-XX:MaxRAM=256m",  # the bot's memory bound, for a JVM
         "PWD": "/bot",  # set by bubblewrap's --chdir
     }
     assert secret_env not in json.dumps(ready)
@@ -453,7 +454,14 @@ def test_other_bots_files_and_server_secrets_are_invisible(
     for target in targets:
         assert files[target] == "ENOENT", f"{target} is visible inside the sandbox: {files[target]}"
     assert secret_env not in json.dumps(report)
-    assert sorted(report["environ"]) == ["HOME", "LANG", "PATH", "PWD", "TARGETS"]
+    assert sorted(report["environ"]) == [
+        "HOME",
+        "JAVA_TOOL_OPTIONS",
+        "LANG",
+        "PATH",
+        "PWD",
+        "TARGETS",
+    ]
     # Its own pid namespace: bwrap's init, the bot; not the neighbour, not the host.
     assert len(report["processes"]) <= 3 and neighbour.pid not in report["processes"]
     visible_root = ["bin", "bot", "dev", "etc", "lib", "lib64", "proc", "sbin", "tmp", "usr"]

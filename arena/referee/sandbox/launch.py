@@ -277,8 +277,20 @@ def bwrap_argv(
 
 
 def bot_env(settings: SandboxSettings, home: str) -> list[tuple[str, str]]:
-    """The bot's whole environment: ``HOME``, ``PATH``, ``LANG`` and the configured extras."""
-    env = {"HOME": home, "PATH": BOT_PATH, "LANG": "C.UTF-8"}
+    """The bot's whole environment: ``HOME``, ``PATH``, ``LANG``, ``JAVA_TOOL_OPTIONS`` and the
+    configured extras.
+
+    ``JAVA_TOOL_OPTIONS`` gives a JVM the bot's memory bound (``-XX:MaxRAM``), which it cannot
+    see for itself without ``/sys``: it would size its heap from the host's memory and be
+    killed at the bound instead of collecting garbage. Options on the bot's own command line
+    (``-Xmx``) come after it and win.
+    """
+    env = {
+        "HOME": home,
+        "PATH": BOT_PATH,
+        "LANG": "C.UTF-8",
+        "JAVA_TOOL_OPTIONS": f"-XX:MaxRAM={settings.memory_mb}m",
+    }
     env.update(settings.env)
     return list(env.items())
 
