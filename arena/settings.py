@@ -128,7 +128,7 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 
 #: Memory, processes and scratch space each bot gets (the sandbox enforces them).
 BOT_MEMORY_MB = env_int("ARENA_BOT_MEMORY_MB", 512)
-BOT_MAX_PROCESSES = env_int("ARENA_BOT_MAX_PROCESSES", 32)
+BOT_MAX_PROCESSES = env_int("ARENA_BOT_MAX_PROCESSES", 256)
 BOT_SCRATCH_MB = env_int("ARENA_BOT_SCRATCH_MB", 64)
 #: The explicit development switch: run untrusted bots even where no adequate sandbox exists.
 ALLOW_UNSANDBOXED = env_bool("ARENA_ALLOW_UNSANDBOXED", False)

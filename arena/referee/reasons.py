@@ -43,7 +43,7 @@ _ERROR_WORDS = re.compile(
 # Lines that say nothing about the error: runtime banners and hints, markers under code.
 _NOISE = re.compile(
     r"^(?:Node\.js v\d|note: run with `RUST_BACKTRACE|exit status \d+$|\.\.\. \d+ more$"
-    r"|[~^\s]+$)"
+    r"|Picked up JAVA_TOOL_OPTIONS:|[~^\s]+$)"
 )
 _TRACEBACK = "Traceback (most recent call last):"
 

@@ -1,4 +1,4 @@
-"""Fixtures for the sandbox tests (all named ``sandbox_*`` or ``make_sandbox``).
+"""Fixtures for the sandbox tests (``sandbox_*``, ``make_sandbox``, ``host_listeners``).
 
 Test sandboxes use slot uids, a cgroup name and a state directory of their own, so they never
 touch the bots of a real referee on the same host; each test session takes its own block of
@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 import shutil
+import socket
 import tempfile
+import uuid
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -141,3 +145,69 @@ def make_sandbox(
     assert not groups, f"cgroups survived the test: {groups}"
     for sandbox in made:
         assert not sandbox.staging_dir.exists(), "a staged bot folder survived its sandbox"
+
+
+@dataclass
+class HostListeners:
+    """Servers listening on the host, as a database or a broker would, for bots to try.
+
+    Each accepts connections (the kernel completes them from its backlog): a TCP server on every
+    address of the host (reached at ``tcp``), a unix socket file in a folder of its own that
+    anyone may enter (``unix_path``, mode 0777, as PostgreSQL's), and an abstract unix socket
+    (``abstract``, a name without a file).
+    """
+
+    tcp: list[tuple[str, int]]
+    unix_path: Path
+    abstract: str
+
+    def env(self, *, unix_paths: tuple[str, ...] = ()) -> tuple[tuple[str, str], ...]:
+        """The environment of tests/bots/hostile/network_client aimed at these servers (and at
+        ``unix_paths``, places where a bot might see the socket file)."""
+        return (
+            ("NETWORK_TCP", json.dumps(self.tcp)),
+            ("NETWORK_UNIX", json.dumps([str(self.unix_path), *unix_paths])),
+            ("NETWORK_ABSTRACT", json.dumps([self.abstract])),
+        )
+
+
+def _outward_address() -> str | None:
+    """The host's own address on its way out (no packet is sent), if it has one."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe_socket:
+        try:
+            probe_socket.connect(("192.0.2.1", 9))  # TEST-NET-1: only the route is looked up
+        except OSError:
+            return None
+        address: str = probe_socket.getsockname()[0]
+    return None if address.startswith("127.") or address == "0.0.0.0" else address
+
+
+@pytest.fixture
+def host_listeners(tmp_path: Path) -> Iterator[HostListeners]:
+    """:class:`HostListeners`, closed when the test ends."""
+    folder = tmp_path / "sockets"
+    folder.mkdir()
+    folder.chmod(0o755)
+    servers = []
+    try:
+        tcp = socket.create_server(("0.0.0.0", 0), backlog=64)
+        servers.append(tcp)
+        port = tcp.getsockname()[1]
+        targets = [("127.0.0.1", port)]
+        outward = _outward_address()
+        if outward is not None:
+            targets.append((outward, port))
+        unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        servers.append(unix)
+        unix.bind(str(folder / "server.sock"))
+        (folder / "server.sock").chmod(0o777)
+        unix.listen(64)
+        abstract = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        servers.append(abstract)
+        name = f"yinsh-test-{uuid.uuid4().hex}"
+        abstract.bind("\0" + name)
+        abstract.listen(64)
+        yield HostListeners(targets, folder / "server.sock", name)
+    finally:
+        for server in servers:
+            server.close()

@@ -1,4 +1,5 @@
-"""The sandbox package's parts on their own: the lease a bot gives back, the split into modules.
+"""The sandbox package's parts on their own: the lease a bot gives back, staging, the seccomp
+filter's decisions (on both architectures, whatever this machine is), the split into modules.
 
 The sandbox against real programs is in test_sandbox.py.
 """
@@ -6,13 +7,25 @@ The sandbox against real programs is in test_sandbox.py.
 from __future__ import annotations
 
 import ast
+import errno
 import os
+import shutil
+import socket
+import struct
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from arena.referee.sandbox import BotProcess, Lease, ProtectionLevel, Sandbox, SlotsExhausted
+from arena.referee.sandbox import (
+    BotProcess,
+    Lease,
+    ProtectionLevel,
+    Sandbox,
+    SlotsExhausted,
+    seccomp,
+)
 from arena.referee.sandbox.slots import SlotPool
 from arena.referee.sandbox.staging import StagingArea
 
@@ -128,3 +141,106 @@ def test_the_privileged_modules_stay_small() -> None:
     for name in PRIVILEGED:
         lines = len((PACKAGE / name).read_text().splitlines())
         assert lines <= 400, f"{name} has {lines} lines"
+
+
+def test_a_readable_folder_holding_a_fifo_or_a_socket_is_staged_without_them(
+    tmp_path: Path,
+) -> None:
+    lease, pool, _ = make_lease(tmp_path)
+    folder = Path(tempfile.mkdtemp(prefix="yinsh-library-"))  # in a folder anyone may enter
+    try:
+        folder.chmod(0o755)
+        (folder / "module.py").write_text("x = 1\n")
+        assert lease.stage(folder) == folder  # readable by all as it is: bound itself
+        os.mkfifo(folder / "pipe")
+        with socket.socket(socket.AF_UNIX) as server:
+            server.bind(str(folder / "server.sock"))
+            copy = lease.stage(folder)
+        assert copy != folder
+        assert sorted(p.name for p in copy.iterdir()) == ["module.py"]
+    finally:
+        shutil.rmtree(folder)
+    lease.give_back(clean=True)
+    pool.close()
+
+
+# -- the seccomp filter, run by a small classic BPF interpreter --------------------------------
+
+_ALLOW = 0x7FFF0000
+_KILL = 0x80000000
+
+
+def _errno(number: int) -> int:
+    return 0x00050000 | number
+
+
+def run_filter(program: bytes, audit_arch: int, nr: int, *args: int) -> int:
+    """What the filter returns for one system call (struct seccomp_data, little-endian)."""
+    values = [*args, 0, 0, 0, 0, 0, 0][:6]
+    data = struct.pack("<iIQ6Q", nr, audit_arch, 0, *(v & (2**64 - 1) for v in values))
+    instructions = list(struct.iter_unpack("=HBBI", program))
+    accumulator, pc = 0, 0
+    while True:
+        code, jt, jf, k = instructions[pc]
+        pc += 1
+        if code == 0x20:  # BPF_LD | BPF_W | BPF_ABS
+            (accumulator,) = struct.unpack_from("<I", data, k)
+        elif code == 0x06:  # BPF_RET | BPF_K
+            return k
+        else:
+            taken = {
+                0x15: accumulator == k,  # BPF_JEQ
+                0x35: accumulator >= k,  # BPF_JGE
+                0x45: bool(accumulator & k),  # BPF_JSET
+            }[code]
+            pc += jt if taken else jf
+
+
+@pytest.mark.parametrize("arch", sorted(seccomp.ARCHITECTURES))
+def test_the_seccomp_filter_fails_what_is_dangerous_and_kills_only_foreign_abis(
+    arch: str,
+) -> None:
+    program = seccomp.build_filter()
+    audit_arch, numbers = seccomp.ARCHITECTURES[arch]
+
+    def decide(name: str, *args: int) -> int:
+        return run_filter(program, audit_arch, numbers[name], *args)
+
+    af_unix, af_inet, af_inet6, af_netlink = 1, 2, 10, 16
+    for family, kind, protocol in [
+        (af_unix, socket.SOCK_STREAM, 0),
+        (af_inet, socket.SOCK_STREAM, 0),
+        (af_inet, socket.SOCK_STREAM, 6),
+        (af_inet6, socket.SOCK_DGRAM, 17),
+        (af_inet, socket.SOCK_DGRAM, 1),  # ping sockets
+        (af_inet6, socket.SOCK_DGRAM, 58),
+        (af_netlink, socket.SOCK_RAW, 0),  # NETLINK_ROUTE
+        (af_inet | 1 << 32, socket.SOCK_STREAM, 0),  # the kernel reads an int
+    ]:
+        assert decide("socket", family, kind, protocol) == _ALLOW, (family, protocol)
+    eafnosupport, eprotonosupport = _errno(errno.EAFNOSUPPORT), _errno(errno.EPROTONOSUPPORT)
+    for family in (0, 17, 38, 40, 44, 45, 255):  # AF_PACKET, AF_ALG, AF_VSOCK, AF_XDP, ...
+        assert decide("socket", family, socket.SOCK_DGRAM, 0) == eafnosupport, family
+    assert decide("socket", af_inet, socket.SOCK_STREAM, 132) == eprotonosupport  # SCTP
+    assert decide("socket", af_inet6, socket.SOCK_STREAM, 262) == eprotonosupport  # MPTCP
+    assert decide("socket", af_netlink, socket.SOCK_RAW, 12) == eprotonosupport  # netfilter
+    assert decide("socketpair", af_unix, socket.SOCK_STREAM, 0) == _ALLOW
+    assert decide("socketpair", af_inet, socket.SOCK_STREAM, 0) == eafnosupport
+    escapes = {"ptrace", "mount", "unshare", "setns", "bpf", "io_uring_setup", "keyctl"}
+    assert escapes <= set(seccomp.DENIED_SYSCALLS)
+    for name in seccomp.DENIED_SYSCALLS:
+        if name in numbers:
+            assert decide(name, 0) == _errno(errno.EPERM), name
+    clone_newuser, clone_thread_flags, sigchld = 0x10000000, 0x003D0F00, 17
+    assert decide("clone", clone_newuser | sigchld) == _errno(errno.EPERM)
+    assert decide("clone", clone_thread_flags) == _ALLOW
+    assert decide("clone", sigchld) == _ALLOW
+    assert decide("clone3", 0, 88) == _errno(errno.ENOSYS)
+    for nr in range(0, 460):  # every call the filter does not name is allowed
+        if nr not in numbers.values():
+            assert run_filter(program, audit_arch, nr) == _ALLOW, nr
+    # Another ABI: 32-bit x86 and ARM, and x32 numbers on x86_64.
+    for foreign in (0x40000003, 0x40000028, 0xC000003F):
+        assert run_filter(program, foreign, numbers["socket"], af_inet) == _KILL
+    if arch == "x86_64":
+        assert run_filter(program, audit_arch, 0x40000000 | 39) == _KILL

@@ -156,6 +156,9 @@ Caused by: java.lang.NullPointerException: Cannot invoke "String.length()" becau
 \t... 1 more
 """
 
+# The sandbox gives every JVM the bot's memory bound through JAVA_TOOL_OPTIONS; it says so.
+JAVA_PICKED_UP = "Picked up JAVA_TOOL_OPTIONS: -XX:MaxRAM=512m\n"
+
 GO = """\
 panic: runtime error: index out of range [5] with length 3
 
@@ -229,6 +232,13 @@ giving up after three actions
             '"s" is null | at Bot.parse(Bot.java:30)',
             id="java-caused-by",
         ),
+        pytest.param(
+            JAVA_PICKED_UP + JAVA,
+            'Exception in thread "main" java.lang.IllegalStateException: no legal action | '
+            "at Bot.choose(Bot.java:42)",
+            id="java-exception-after-the-options-notice",
+        ),
+        pytest.param(JAVA_PICKED_UP, "", id="java-silent-but-the-options-notice"),
         pytest.param(
             GO, "panic: runtime error: index out of range [5] with length 3", id="go-panic"
         ),

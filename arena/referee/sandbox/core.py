@@ -264,6 +264,12 @@ class Sandbox:
         )
         fds: LaunchFds | None = None
         try:
+            for host, _ in settings.readonly_paths:
+                if not (os.path.isfile(host) or os.path.isdir(host)):
+                    raise SandboxUnavailable(
+                        f"readonly path {host} is not a regular file or a folder: a unix "
+                        "socket or a FIFO would let the bot talk to the host"
+                    )
             source = lease.stage(directory)
             readonly = [
                 (str(lease.stage(Path(host))), inside)
@@ -276,7 +282,7 @@ class Sandbox:
                     memory_bytes=settings.memory_mb << 20,
                     max_tasks=settings.max_processes,
                 )
-            fds = LaunchFds.open(lease.uid, self.settings.kill_unix_sockets)
+            fds = LaunchFds.open(lease.uid)
             command = bwrap_argv(
                 self._bwrap,
                 bot_source=str(source),

@@ -95,10 +95,10 @@ def _landlock_abi() -> int:
     return max(int(version), 0)
 
 
-def _probe_bwrap(bwrap: str, root: bool, kill_unix_sockets: bool) -> tuple[bool, str]:
+def _probe_bwrap(bwrap: str, root: bool) -> tuple[bool, str]:
     """Run a tiny sandbox for real; return whether it worked and a line saying how."""
     uid = 65534 if root else os.getuid()
-    fds = LaunchFds.open(uid, kill_unix_sockets)
+    fds = LaunchFds.open(uid)
     try:
         argv = bwrap_argv(
             bwrap,
@@ -160,7 +160,7 @@ def _probe_cgroups(layout: cgroups.CgroupLayout, base: str) -> tuple[bool, str]:
 
 
 @functools.lru_cache(maxsize=8)
-def _probe_host(first_uid: int, slots: int, cgroup_name: str, kill_unix: bool) -> HostFacts:
+def _probe_host(first_uid: int, slots: int, cgroup_name: str) -> HostFacts:
     details: list[str] = []
     root = os.geteuid() == 0
     details.append(
@@ -173,7 +173,7 @@ def _probe_host(first_uid: int, slots: int, cgroup_name: str, kill_unix: bool) -
     if bwrap is None:
         details.append("bubblewrap (bwrap) is not installed")
     else:
-        bwrap_works, line = _probe_bwrap(bwrap, root, kill_unix)
+        bwrap_works, line = _probe_bwrap(bwrap, root)
         try:
             version = subprocess.run(
                 [bwrap, "--version"], capture_output=True, timeout=5, check=False
@@ -230,9 +230,7 @@ def _probe_host(first_uid: int, slots: int, cgroup_name: str, kill_unix: bool) -
 
 def facts(settings: SandboxSettings) -> HostFacts:
     """What the host offers for these settings (probed once per process)."""
-    return _probe_host(
-        settings.first_uid, settings.slots, settings.cgroup_name, settings.kill_unix_sockets
-    )
+    return _probe_host(settings.first_uid, settings.slots, settings.cgroup_name)
 
 
 def probe(settings: SandboxSettings | None = None) -> HostReport:

@@ -54,6 +54,8 @@ _ETC_ENTRIES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "alter
 _ETC_GLOBS = ("java-*", "python3*")
 _DEVICES = ("null", "zero", "full", "random", "urandom")
 _NSCD_FREE_NSSWITCH = "passwd: files\ngroup: files\nshadow: files\nhosts: files\n"
+# The bot's network namespace has a loopback interface only: its names, and the hostname's.
+_HOSTS = "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n127.0.1.1\tbot\n"
 
 EXEC_SHIM = ("/bin/sh", "-c", 'exec "$@"', "sh")
 """What bwrap execs in the sandbox, the bot's command after it. bwrap's own exec of it always
@@ -93,8 +95,9 @@ def system_bind_args() -> list[str]:
 
 @dataclass
 class LaunchFds:
-    """Descriptors handed to bwrap: the seccomp program, generated /etc files, and the write
-    end of the pipe bwrap reports its status on (``status``; ``status_reader`` is ours)."""
+    """Descriptors handed to bwrap: the seccomp program, generated /etc files (``passwd``,
+    ``group``, ``nsswitch.conf``, ``hosts``), and the write end of the pipe bwrap reports its
+    status on (``status``; ``status_reader`` is ours)."""
 
     seccomp: int
     etc: dict[str, int]
@@ -102,9 +105,9 @@ class LaunchFds:
     status_reader: int = -1
 
     @classmethod
-    def open(cls, uid: int, kill_unix_sockets: bool) -> LaunchFds:
+    def open(cls, uid: int) -> LaunchFds:
         """Make the pipes for a bot running as ``uid`` (its ``/etc/passwd`` names it)."""
-        fds = cls(seccomp.filter_pipe(kill_unix_sockets=kill_unix_sockets), {})
+        fds = cls(seccomp.filter_pipe(), {})
         try:
             fds.status_reader, fds.status = os.pipe()
             os.set_blocking(fds.status_reader, False)
@@ -117,6 +120,7 @@ class LaunchFds:
                 ),
                 "/etc/group": f"root:x:0:\nbot:x:{gid}:\nnogroup:x:65534:\n",
                 "/etc/nsswitch.conf": _NSCD_FREE_NSSWITCH,
+                "/etc/hosts": _HOSTS,
             }
             for path, text in files.items():
                 fds.etc[path] = _data_pipe(text.encode())
@@ -283,8 +287,20 @@ def bwrap_argv(
 
 
 def bot_env(settings: SandboxSettings, home: str) -> list[tuple[str, str]]:
-    """The bot's whole environment: ``HOME``, ``PATH``, ``LANG`` and the configured extras."""
-    env = {"HOME": home, "PATH": BOT_PATH, "LANG": "C.UTF-8"}
+    """The bot's whole environment: ``HOME``, ``PATH``, ``LANG``, ``JAVA_TOOL_OPTIONS`` and the
+    configured extras.
+
+    ``JAVA_TOOL_OPTIONS`` gives a JVM the bot's memory bound (``-XX:MaxRAM``), which it cannot
+    see for itself without ``/sys``: it would size its heap from the host's memory and be
+    killed at the bound instead of collecting garbage. Options on the bot's own command line
+    (``-Xmx``) come after it and win.
+    """
+    env = {
+        "HOME": home,
+        "PATH": BOT_PATH,
+        "LANG": "C.UTF-8",
+        "JAVA_TOOL_OPTIONS": f"-XX:MaxRAM={settings.memory_mb}m",
+    }
     env.update(settings.env)
     return list(env.items())
 

@@ -300,8 +300,8 @@ class BotProcess:
         if status == -signal.SIGSYS:
             return Violation(
                 ViolationKind.FORBIDDEN_SYSCALL,
-                "forbidden system call: the sandbox killed the bot for trying to open a "
-                "socket (bots may talk only through their standard input and output)",
+                "forbidden system call: the sandbox killed the bot for a system call of "
+                "another ABI (32-bit x86 or ARM, or x32); bots run as 64-bit programs",
             )
         if status == -signal.SIGXFSZ:
             return Violation(

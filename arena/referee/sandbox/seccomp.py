@@ -1,20 +1,25 @@
 """The seccomp filter loaded into every sandboxed bot, as a classic BPF program.
 
 The program is built here in pure Python (no libseccomp bindings) and handed to bubblewrap
-with ``--seccomp FD``. It
+with ``--seccomp FD``. The namespaces do the isolating (the bot's network namespace holds only
+its own loopback; its mount namespace shows no host socket); the filter takes away what stays
+dangerous inside them, and does it so that normal runtimes survive: a refused call fails with
+the error the kernel itself gives when a feature is missing or not permitted, which runtimes
+handle. See ``docs/sandbox.md`` for the reasons behind each entry. The filter
 
-* kills the whole bot process (``SECCOMP_RET_KILL_PROCESS``, the bot dies of ``SIGSYS``) on
-  ``socket()`` of any network address family: bots talk to the referee over their standard
-  streams only;
-* fails ``socket(AF_UNIX, ...)`` with ``EACCES``, or kills the bot for it too when asked
-  (``kill_unix_sockets``). A network namespace alone leaves pathname unix sockets (a Redis or
-  PostgreSQL socket file) reachable, so they must be refused here; but the C library's user
-  lookups (``getpwuid``, which every JVM calls at start-up) first try the nscd daemon through
-  a unix socket and fall back to files when ``socket()`` fails, so killing on it would kill
-  honest bots. ``socketpair()`` stays allowed;
-* kills the process on a system call of an unexpected architecture, and on x32 system calls;
-* fails the usual escape and administration calls (:data:`DENIED_SYSCALLS`) with ``EPERM``,
-  and ``clone()`` with any namespace flag;
+* kills the whole bot process (``SECCOMP_RET_KILL_PROCESS``, the bot dies of ``SIGSYS``) on a
+  system call of another ABI: an architecture it was not built for (32-bit x86, 32-bit ARM),
+  whose numbers would dodge the checks below, and the x32 ABI. Nothing else kills;
+* lets ``socket()`` create sockets of the families a program needs in its own network
+  namespace: ``AF_UNIX``, ``AF_INET`` and ``AF_INET6`` (protocols 0, TCP, UDP, ICMP, ICMPv6),
+  ``AF_NETLINK`` with ``NETLINK_ROUTE`` (the C library's ``getaddrinfo`` and ``getifaddrs``).
+  Any other family fails with ``EAFNOSUPPORT`` (``AF_VSOCK`` reaches a hypervisor outside every
+  network namespace, ``AF_PACKET``, ``AF_ALG``, ``AF_KEY``, TIPC, RDS and the rest are kernel
+  attack surface, often a module loaded on demand), any other protocol with
+  ``EPROTONOSUPPORT``; ``socketpair()`` of a family other than ``AF_UNIX`` with
+  ``EAFNOSUPPORT``;
+* fails the escape and administration calls (:data:`DENIED_SYSCALLS`) with ``EPERM``, and
+  ``clone()`` with any namespace flag;
 * fails ``clone3()`` with ``ENOSYS`` (its flags live in memory a filter cannot read), which
   makes the C library fall back to ``clone()``, where the flags are checked.
 
@@ -35,7 +40,9 @@ import struct
 from collections.abc import Iterable, Mapping
 
 __all__ = [
+    "ARCHITECTURES",
     "DENIED_SYSCALLS",
+    "INET_PROTOCOLS",
     "INSTRUCTION_SIZE",
     "build_filter",
     "filter_pipe",
@@ -55,7 +62,9 @@ _RET_ALLOW = 0x7FFF0000
 # Offsets in struct seccomp_data: int nr; __u32 arch; __u64 instruction_pointer; __u64 args[6].
 _OFFSET_NR = 0
 _OFFSET_ARCH = 4
-_OFFSET_ARG0_LOW = 16  # both supported architectures are little-endian
+# args[n] is at 16 + 8 n; its low half first, both supported architectures being little-endian.
+_OFFSET_ARG0_LOW = 16
+_OFFSET_ARG2_LOW = 32
 
 _AUDIT_ARCH_X86_64 = 0xC000003E
 _AUDIT_ARCH_AARCH64 = 0xC00000B7
@@ -68,7 +77,15 @@ _CLONE_NAMESPACE_FLAGS = 0x7E020000
 INSTRUCTION_SIZE = 8
 """Bytes per instruction (struct sock_filter)."""
 
+# Address families (linux/socket.h) and protocols (linux/in.h, linux/netlink.h).
 _AF_UNIX = 1
+_AF_INET = 2
+_AF_INET6 = 10
+_AF_NETLINK = 16
+_NETLINK_ROUTE = 0
+INET_PROTOCOLS: tuple[int, ...] = (0, 6, 17, 1, 58)
+"""Protocols ``socket(AF_INET or AF_INET6, ...)`` may ask for: the type's default, TCP, UDP,
+ICMP and ICMPv6 (ping sockets; raw ones need a capability the bot lacks)."""
 
 DENIED_SYSCALLS: tuple[str, ...] = (
     "ptrace",
@@ -264,116 +281,151 @@ _AARCH64: Mapping[str, int] = {
 }
 
 
-def _stmt(code: int, k: int) -> tuple[int, int, int, int]:
-    return (code, 0, 0, k)
+Instruction = tuple[int, int, int, int]
 
 
-def _jump(code: int, k: int, jt: int, jf: int) -> tuple[int, int, int, int]:
-    if not (0 <= jt <= 255 and 0 <= jf <= 255):
-        raise ValueError(f"BPF jump offset out of range: jt={jt} jf={jf}")
-    return (code, jt, jf, k)
+class _Block:
+    """Instructions whose jumps name their targets; :meth:`resolve` turns names into offsets."""
+
+    def __init__(self) -> None:
+        self._items: list[tuple[int, int, str | None, str | None]] = []
+        self._labels: dict[str, int] = {}
+
+    def stmt(self, code: int, k: int) -> None:
+        self._items.append((code, k, None, None))
+
+    def jump(self, code: int, k: int, true: str | None, false: str | None = None) -> None:
+        """A conditional jump to label ``true`` or ``false`` (None: the next instruction)."""
+        self._items.append((code, k, true, false))
+
+    def ret(self, value: int) -> None:
+        self.stmt(_BPF_RET_K, value)
+
+    def load(self, offset: int) -> None:
+        self.stmt(_BPF_LD_W_ABS, offset)
+
+    def label(self, name: str) -> None:
+        if name in self._labels:
+            raise ValueError(f"BPF label {name} defined twice")
+        self._labels[name] = len(self._items)
+
+    def resolve(self) -> list[Instruction]:
+        program = []
+        for index, (code, k, true, false) in enumerate(self._items):
+            jt, jf = (0 if t is None else self._labels[t] - index - 1 for t in (true, false))
+            if not (0 <= jt <= 255 and 0 <= jf <= 255):
+                raise ValueError(f"BPF jump offset out of range: jt={jt} jf={jf}")
+            program.append((code, jt, jf, k))
+        return program
 
 
 def _errno(number: int) -> int:
     return _RET_ERRNO | (number & 0xFFFF)
 
 
-def _arch_block(
-    numbers: Mapping[str, int], *, x32: bool, kill_unix_sockets: bool
-) -> list[tuple[int, int, int, int]]:
+def _arch_block(numbers: Mapping[str, int], *, x32: bool) -> list[Instruction]:
     """The instructions for one architecture; every path ends in a return."""
-    block = [_stmt(_BPF_LD_W_ABS, _OFFSET_NR)]
+    block = _Block()
+    block.load(_OFFSET_NR)
     if x32:
-        block += [
-            _jump(_BPF_JGE_K, _X32_SYSCALL_BIT, 0, 1),
-            _stmt(_BPF_RET_K, _RET_KILL_PROCESS),
-        ]
-    if kill_unix_sockets:
-        block += [
-            _jump(_BPF_JEQ_K, numbers["socket"], 0, 1),
-            _stmt(_BPF_RET_K, _RET_KILL_PROCESS),
-        ]
-    else:
-        block += [
-            # socket(): look at the address family (this reloads the accumulator, so every
-            # path below returns).
-            _jump(_BPF_JEQ_K, numbers["socket"], 0, 4),
-            _stmt(_BPF_LD_W_ABS, _OFFSET_ARG0_LOW),
-            _jump(_BPF_JEQ_K, _AF_UNIX, 0, 1),
-            _stmt(_BPF_RET_K, _errno(errno.EACCES)),
-            _stmt(_BPF_RET_K, _RET_KILL_PROCESS),
-        ]
+        block.jump(_BPF_JGE_K, _X32_SYSCALL_BIT, "kill")
+    block.jump(_BPF_JEQ_K, numbers["socket"], "socket")
+    block.jump(_BPF_JEQ_K, numbers["socketpair"], "socketpair")
     for name in DENIED_SYSCALLS:
         if name in numbers:
-            block += [
-                _jump(_BPF_JEQ_K, numbers[name], 0, 1),
-                _stmt(_BPF_RET_K, _errno(errno.EPERM)),
-            ]
-    block += [
-        _jump(_BPF_JEQ_K, numbers["clone3"], 0, 1),
-        _stmt(_BPF_RET_K, _errno(errno.ENOSYS)),
-        # clone(): look at the flags (this reloads the accumulator, so it comes last).
-        _jump(_BPF_JEQ_K, numbers["clone"], 0, 3),
-        _stmt(_BPF_LD_W_ABS, _OFFSET_ARG0_LOW),
-        _jump(_BPF_JSET_K, _CLONE_NAMESPACE_FLAGS, 0, 1),
-        _stmt(_BPF_RET_K, _errno(errno.EPERM)),
-        _stmt(_BPF_RET_K, _RET_ALLOW),
-    ]
-    return block
+            block.jump(_BPF_JEQ_K, numbers[name], "eperm")
+    block.jump(_BPF_JEQ_K, numbers["clone3"], "enosys")
+    block.jump(_BPF_JEQ_K, numbers["clone"], "clone")
+    block.ret(_RET_ALLOW)
+
+    # socket(family, type, protocol): the family, then the protocol.
+    block.label("socket")
+    block.load(_OFFSET_ARG0_LOW)
+    block.jump(_BPF_JEQ_K, _AF_UNIX, "allow")
+    block.jump(_BPF_JEQ_K, _AF_INET, "inet")
+    block.jump(_BPF_JEQ_K, _AF_INET6, "inet")
+    block.jump(_BPF_JEQ_K, _AF_NETLINK, "netlink")
+    block.ret(_errno(errno.EAFNOSUPPORT))
+    block.label("inet")
+    block.load(_OFFSET_ARG2_LOW)
+    for protocol in INET_PROTOCOLS:
+        block.jump(_BPF_JEQ_K, protocol, "allow")
+    block.ret(_errno(errno.EPROTONOSUPPORT))
+    block.label("netlink")
+    block.load(_OFFSET_ARG2_LOW)
+    block.jump(_BPF_JEQ_K, _NETLINK_ROUTE, "allow")
+    block.ret(_errno(errno.EPROTONOSUPPORT))
+
+    # socketpair(family, ...): only unix sockets come in pairs; others would only load modules.
+    block.label("socketpair")
+    block.load(_OFFSET_ARG0_LOW)
+    block.jump(_BPF_JEQ_K, _AF_UNIX, "allow")
+    block.ret(_errno(errno.EAFNOSUPPORT))
+
+    # clone(flags, ...): no new namespace.
+    block.label("clone")
+    block.load(_OFFSET_ARG0_LOW)
+    block.jump(_BPF_JSET_K, _CLONE_NAMESPACE_FLAGS, "eperm")
+    block.label("allow")
+    block.ret(_RET_ALLOW)
+    block.label("eperm")
+    block.ret(_errno(errno.EPERM))
+    block.label("enosys")
+    block.ret(_errno(errno.ENOSYS))
+    block.label("kill")
+    block.ret(_RET_KILL_PROCESS)
+    return block.resolve()
 
 
-def _assemble(
-    arches: Iterable[tuple[int, list[tuple[int, int, int, int]]]],
-) -> list[tuple[int, int, int, int]]:
-    program = [_stmt(_BPF_LD_W_ABS, _OFFSET_ARCH)]
+def _assemble(arches: Iterable[tuple[int, list[Instruction]]]) -> list[Instruction]:
+    program: list[Instruction] = [(_BPF_LD_W_ABS, 0, 0, _OFFSET_ARCH)]
     for audit_arch, block in arches:
         # Not this architecture: jump over its block to the next architecture test. The
         # accumulator still holds the architecture there, since the block was not entered.
-        program.append(_jump(_BPF_JEQ_K, audit_arch, 0, len(block)))
+        if len(block) > 255:
+            raise ValueError("BPF block too long for one jump")
+        program.append((_BPF_JEQ_K, 0, len(block), audit_arch))
         program += block
-    program.append(_stmt(_BPF_RET_K, _RET_KILL_PROCESS))
+    program.append((_BPF_RET_K, 0, 0, _RET_KILL_PROCESS))
     return program
 
 
-def build_filter(*, kill_unix_sockets: bool = False) -> bytes:
-    """Return the filter as a packed array of ``struct sock_filter``, ready for bwrap.
+ARCHITECTURES: Mapping[str, tuple[int, Mapping[str, int]]] = {
+    "x86_64": (_AUDIT_ARCH_X86_64, _X86_64),
+    "aarch64": (_AUDIT_ARCH_AARCH64, _AARCH64),
+}
+"""The architectures the filter lets run: their ``AUDIT_ARCH_*`` value and system call numbers
+(of the calls the filter looks at)."""
 
-    With ``kill_unix_sockets`` a ``socket(AF_UNIX, ...)`` kills the bot like any other
-    ``socket()``; without it, it fails with ``EACCES`` (see the module documentation).
+
+def build_filter() -> bytes:
+    """Return the filter as a packed array of ``struct sock_filter``, ready for bwrap.
 
     >>> import struct
     >>> struct.unpack_from("=HBBI", build_filter())  # load the architecture first
     (32, 0, 0, 4)
     """
     program = _assemble(
-        [
-            (
-                _AUDIT_ARCH_X86_64,
-                _arch_block(_X86_64, x32=True, kill_unix_sockets=kill_unix_sockets),
-            ),
-            (
-                _AUDIT_ARCH_AARCH64,
-                _arch_block(_AARCH64, x32=False, kill_unix_sockets=kill_unix_sockets),
-            ),
-        ]
+        (audit_arch, _arch_block(numbers, x32=audit_arch == _AUDIT_ARCH_X86_64))
+        for audit_arch, numbers in ARCHITECTURES.values()
     )
     if len(program) > 4096:  # BPF_MAXINSNS
         raise ValueError("seccomp program too long")
     return b"".join(struct.pack("=HBBI", *instruction) for instruction in program)
 
 
-_PROGRAMS = {kill: build_filter(kill_unix_sockets=kill) for kill in (False, True)}
+_PROGRAM = build_filter()
 
 
-def filter_pipe(*, kill_unix_sockets: bool = False) -> int:
+def filter_pipe() -> int:
     """Return the read end of a pipe holding the filter (close-on-exec; pass it explicitly).
 
     bwrap reads ``--seccomp FD`` to the end, so every launch needs its own descriptor; a pipe
-    is the cheapest (the program is a few kilobytes, well under the pipe buffer).
+    is the cheapest (the program is a few hundred bytes, well under the pipe buffer).
     """
     read_end, write_end = os.pipe()
     try:
-        view = memoryview(_PROGRAMS[kill_unix_sockets])
+        view = memoryview(_PROGRAM)
         while view:
             view = view[os.write(write_end, view) :]
     except BaseException:

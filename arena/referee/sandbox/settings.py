@@ -79,8 +79,11 @@ class SandboxSettings:
 
     memory_mb: int = 512
     """Memory of the whole bot process tree (cgroup); RLIMIT_AS per process without cgroups."""
-    max_processes: int = 32
-    """Processes *and threads* of the bot, bubblewrap's two included (pids cgroup)."""
+    max_processes: int = 256
+    """Processes *and threads* of the bot, bubblewrap's two included (pids cgroup). A JVM
+    running a pool of 64 threads has 84 tasks on 2 CPUs, 166 on 128 (its own threads grow
+    with the host's CPUs); memory is the real bound. 64 slots of 256 stay within the
+    classic ``kernel.pid_max`` of 32768."""
     scratch_mb: int = 64
     """Size of the private writable ``/tmp`` (a tmpfs) and RLIMIT_FSIZE."""
     cpu_seconds: float = 600.0
@@ -100,8 +103,6 @@ class SandboxSettings:
     """How many bots this sandbox may run at once (one uid and cgroup each)."""
     cgroup_name: str = "yinsh-arena"
     """Name of the parent cgroup created at the top of each hierarchy."""
-    kill_unix_sockets: bool = False
-    """Kill a bot that calls ``socket(AF_UNIX)`` instead of failing the call (EACCES)."""
     watchdog_interval: float = 0.05
     """Seconds between two CPU-time checks of each running bot."""
 

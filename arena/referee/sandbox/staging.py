@@ -2,8 +2,10 @@
 
 A root referee's bot folders may sit under a ``0700`` parent or hold ``0600`` files; the slot
 uids could not read them through the bind mount. Such a folder is copied once per content into
-the sandbox's staging folder, readable by all, and bound instead. Also here: the state folder
-and its fallback for a referee that is not root.
+the sandbox's staging folder, readable by all, and bound instead. So is a folder that holds a
+special file (a unix socket, a FIFO, a device): the copy leaves it out, since a bot may connect
+to a socket or open a FIFO through a read-only bind, and talk to whoever listens on the host.
+Also here: the state folder and its fallback for a referee that is not root.
 
 Not privileged: it copies files with the referee's own rights and changes no owner.
 """
@@ -31,7 +33,8 @@ def traversable_by_others(path: Path) -> bool:
 
 
 def tree_state(path: Path) -> tuple[bool, str]:
-    """Whether another uid can read all of ``path`` as is, and a signature of its contents."""
+    """Whether ``path`` can be bound as is (another uid can read all of it and it holds no
+    special file), and a signature of its contents."""
     readable = all(os.stat(p).st_mode & stat.S_IXOTH for p in path.parents)
     entries: list[str] = []
 
@@ -42,6 +45,8 @@ def tree_state(path: Path) -> tuple[bool, str]:
             readable &= bool(mode & stat.S_IROTH and mode & stat.S_IXOTH)
         elif stat.S_ISREG(mode):
             readable &= bool(mode & stat.S_IROTH)
+        elif not stat.S_ISLNK(mode):
+            readable = False  # a socket, FIFO or device: only a copy without it is bound
         entries.append(f"{p.relative_to(path)}\0{mode:o}\0{st.st_size}\0{st.st_mtime_ns}")
 
     note(path, os.lstat(path))
@@ -103,7 +108,7 @@ class StagingArea:
         self._idle: collections.OrderedDict[Path, None] = collections.OrderedDict()
 
     def acquire(self, host: Path) -> Path | None:
-        """A copy of ``host`` to bind instead of it, or None when the slot uids can read it."""
+        """A copy of ``host`` to bind instead of it, or None when it can be bound as is."""
         readable, signature = tree_state(host)
         if readable:
             return None
