@@ -16,8 +16,9 @@ from django.conf import settings
 from django.core.management.base import CommandError
 
 import engine
+from arena.games import runner
 from arena.referee.bots import BotError, BotSpec
-from arena.referee.build import Builder, BuildFailed, BuildLimits
+from arena.referee.build import Builder, BuildFailed
 from arena.referee.match import ROOT, TimeControl, sandbox_settings
 from arena.referee.tournament import Job
 
@@ -98,12 +99,7 @@ def describe_sandbox(box: Sandbox, *, no_sandbox: bool) -> str:
 
 def builder(box: Sandbox) -> Builder:
     """Builds bots in ``box`` into ``BOT_BUILD_DIR``, with the arena's build limits."""
-    limits = BuildLimits(
-        seconds=settings.BOT_BUILD_SECONDS,
-        memory_mb=settings.BOT_BUILD_MEMORY_MB,
-        disk_mb=settings.BOT_BUILD_DISK_MB,
-    )
-    return Builder(box, settings.BOT_BUILD_DIR, limits)
+    return Builder(box, settings.BOT_BUILD_DIR, runner.build_limits())
 
 
 def build_bot(spec: BotSpec, builder: Builder, write: Callable[[str], object]) -> BotSpec:
