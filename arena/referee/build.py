@@ -38,6 +38,7 @@ from arena.referee.bots import BotSpec
 from arena.referee.errors import InfrastructureError
 from arena.referee.reasons import storable
 from arena.referee.sandbox import BotProcess, ProtectionLevel, Sandbox
+from arena.referee.transport import describe_exit
 
 __all__ = [
     "BUILD_ENV",
@@ -208,17 +209,13 @@ class Builder:
                     raise InfrastructureError(f"the sandbox could not run the build: {problem}")
                 if status == _COPY_FAILED:
                     raise BuildFailed("the bot's folder could not be copied for its build", log)
-                raise BuildFailed(f"the build command failed ({_status(status)})", log)
+                raise BuildFailed(f"the build command failed ({describe_exit(status)})", log)
         finally:
             process.kill()
         _unpack(stream, work / "bot", limits)
         stream.unlink()
         shutil.rmtree(work / "workspace", ignore_errors=True)
         return str(storable(log))
-
-
-def _status(status: int) -> str:
-    return f"killed by signal {-status}" if status < 0 else f"exit code {status}"
 
 
 def _collect(process: BotProcess, stream: Path, limits: BuildLimits) -> bool:
