@@ -136,9 +136,10 @@ def test_the_ignore_check_wants_a_code_and_a_reason(tmp_path: Path) -> None:
 LAYERS: list[tuple[str, ...]] = [
     ("arena.referee", "arena.env", "arena.jsontypes", "arena.rating", "arena.replay"),
     ("arena.worker",),
+    ("arena.notifications",),
     ("arena.bots",),
     ("arena.games",),
-    ("arena.tournaments",),
+    ("arena.tournaments", "arena.duels"),
     ("arena.web", "arena.api", "arena.local", "arena.checks", "arena.urls", "arena.wsgi"),
 ]
 #: The Django project's own wiring, which names every app by design.

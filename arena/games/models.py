@@ -65,6 +65,9 @@ class Match(models.Model):
     #: Seconds + increment, as the referee reads it: "10+0.1".
     time_control = models.CharField(max_length=20)
     seed = models.PositiveIntegerField(default=0)
+    #: The actions played before the bots take over (ring placements, space-separated, as
+    #: :func:`arena.referee.openings.opening` draws them): the game starts from there.
+    opening = models.CharField(max_length=200, blank=True)
     rated = models.BooleanField(default=True)
     tournament = models.ForeignKey(
         "tournaments.Tournament", models.CASCADE, null=True, blank=True, related_name="matches"

@@ -128,6 +128,7 @@ def game_config(
     seed: int,
     event: str,
     round_: int | None = None,
+    opening: str = "",
 ) -> GameConfig:
     headers = [("Event", event), ("Site", settings.SITE_NAME)]
     if round_ is not None:
@@ -139,5 +140,6 @@ def game_config(
         black=black,
         time=TimeControl.parse(time_control),
         seed=seed,
+        opening=tuple(opening.split()),
         headers=tuple(headers),
     )

@@ -132,6 +132,7 @@ def play(match_id: int, worker_name: str = "") -> str:
                 seed=match.seed,
                 event=match.tournament.name if match.tournament else f"{settings.SITE_NAME} ladder",
                 round_=match.round,
+                opening=match.opening,
             )
         except UnpackError as e:
             abort(match_id, attempt, f"a bot could not be unpacked: {e}")

@@ -671,6 +671,9 @@ class _Game:
             "Date": self.started_wall.strftime("%Y.%m.%d"),
             "TimeControl": str(config.time),
         }
+        if config.opening:
+            # The actions played for the bots: a re-run with this opening reproduces the game.
+            headers["Opening"] = " ".join(config.opening)
         headers.update(dict(config.headers))
         record = engine.Record.from_state(self.state, None if aborted else outcome, **headers)
         if aborted:

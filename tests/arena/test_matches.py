@@ -310,6 +310,17 @@ def test_play_runs_a_real_game_and_stores_the_referees_record(pair: tuple[Any, A
     assert services.play(m.pk) == "not queued"
 
 
+@pytest.mark.django_db
+def test_a_match_starts_from_its_opening_and_its_record_keeps_it(pair: tuple[Any, Any]) -> None:
+    m = queued_match(*pair, variant="blitz", opening="e5 f6 g7 d4")
+    assert services.play(m.pk, worker_name="test") == "finished"
+    data = MatchRecord.objects.get(match=m)
+    record = engine.Record.parse(data.record)
+    assert [str(a) for a in record.actions[:4]] == ["e5", "f6", "g7", "d4"]
+    assert record.headers["Opening"] == "e5 f6 g7 d4"
+    assert data.transcript["opening"] == ["e5", "f6", "g7", "d4"]
+
+
 def test_budgets_grow_with_the_time_control() -> None:
     small = worker.budget_seconds("1+0")
     big = worker.budget_seconds("60+1")

@@ -228,6 +228,18 @@ def test_an_opening_is_played_before_the_bots_and_they_see_it():
     assert result.transcript["moves"][0] == {"color": "white", "action": "e5", "opening": True}
 
 
+def test_the_record_names_its_opening_and_replays_from_the_start():
+    result = Game().play(config(opening=("e5", "f6")))
+    assert result.record.headers["Opening"] == "e5 f6"
+    again = engine.Record.parse(result.record_text())
+    assert again.headers["Opening"] == "e5 f6"
+    assert [str(a) for a in again.actions[:2]] == ["e5", "f6"]
+
+
+def test_a_game_without_an_opening_has_no_opening_header():
+    assert "Opening" not in Game().play(config()).record.headers
+
+
 def test_an_illegal_opening_is_a_configuration_error():
     with pytest.raises(ValueError, match="opening action 2"):
         Game().play(config(opening=("e5", "e5")))
