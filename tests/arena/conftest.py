@@ -1,5 +1,6 @@
-"""Fixtures of the arena tests: users, bot versions made from the real example bots, and an
-isolated bot store, cache and Celery queue for every test run.
+"""Fixtures of the arena tests: users, bot versions made from the real example bots, a real
+Celery worker (``worker``, with ``wait_for``), and an isolated bot store, cache and Celery
+queue for every test run.
 
 The same tests run on the embedded defaults (SQLite, the SQLAlchemy broker) and, when
 ``DATABASE_URL`` and ``REDIS_URL`` are set, on PostgreSQL and Redis.
@@ -7,14 +8,19 @@ The same tests run on the embedded defaults (SQLite, the SQLAlchemy broker) and,
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import shutil
+import signal
+import subprocess
+import sys
 import tarfile
 import tempfile
+import time
 import uuid
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -177,3 +183,72 @@ def worker_env() -> Iterator[dict[str, str]]:
     env["DJANGO_SETTINGS_MODULE"] = "arena.settings"
     env["PYTHONUNBUFFERED"] = "1"
     yield env
+
+
+# ----------------------------------------------------------------------------- a real worker
+
+#: Generous: the machine is shared with other work. Nothing here measures speed.
+DEADLINE_S = 600
+
+
+@pytest.fixture
+def worker(worker_env: dict[str, str], tmp_path: Path) -> Iterator[Callable[[], str]]:
+    """A real Celery worker on this test run's queue; yields a function returning its log."""
+    log = tmp_path / "worker.log"
+    argv = [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        "arena",
+        "worker",
+        "--queues",
+        QUEUE,
+        "--concurrency",
+        "1",
+        "--pool",
+        "prefork",
+        "--loglevel",
+        "INFO",
+        "--hostname",
+        f"e2e-{uuid.uuid4().hex[:6]}@%h",
+        "--without-gossip",
+        "--without-mingle",
+        "--without-heartbeat",
+    ]
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            argv,
+            env=worker_env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=Path(__file__).resolve().parents[2],
+            start_new_session=True,
+        )
+
+    def tail() -> str:
+        if proc.poll() is not None:
+            pytest.fail(f"the worker exited ({proc.returncode}):\n{log.read_text()[-6000:]}")
+        return log.read_text(errors="replace")[-6000:]
+
+    try:
+        yield tail
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        else:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)  # any pool process left behind
+
+
+def wait_for(what: str, done: Callable[[], bool], log: Callable[[], str]) -> None:
+    deadline = time.monotonic() + DEADLINE_S
+    while not done():
+        log()  # fails at once if the worker died
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out waiting for {what}; worker log:\n{log()}")
+        time.sleep(0.5)

@@ -8,15 +8,7 @@ PostgreSQL test database; ``transaction=True`` makes every write visible to it a
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
-import subprocess
-import sys
-import time
-import uuid
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -28,73 +20,7 @@ from arena.bots import services as bots
 from arena.bots.models import BotVersion
 from arena.games import ladder, tasks
 from arena.games.models import Match, MatchRecord, Rating
-from tests.arena.conftest import BOTS, QUEUE, zipped_folder
-
-#: Generous: the machine is shared with other work. Nothing here measures speed.
-DEADLINE_S = 600
-
-
-@pytest.fixture
-def worker(worker_env: dict[str, str], tmp_path: Path) -> Iterator[Callable[[], str]]:
-    """A real Celery worker on this test run's queue; yields a function returning its log."""
-    log = tmp_path / "worker.log"
-    argv = [
-        sys.executable,
-        "-m",
-        "celery",
-        "-A",
-        "arena",
-        "worker",
-        "--queues",
-        QUEUE,
-        "--concurrency",
-        "1",
-        "--pool",
-        "prefork",
-        "--loglevel",
-        "INFO",
-        "--hostname",
-        f"e2e-{uuid.uuid4().hex[:6]}@%h",
-        "--without-gossip",
-        "--without-mingle",
-        "--without-heartbeat",
-    ]
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            argv,
-            env=worker_env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            cwd=Path(__file__).resolve().parents[2],
-            start_new_session=True,
-        )
-
-    def tail() -> str:
-        if proc.poll() is not None:
-            pytest.fail(f"the worker exited ({proc.returncode}):\n{log.read_text()[-6000:]}")
-        return log.read_text(errors="replace")[-6000:]
-
-    try:
-        yield tail
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        else:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)  # any pool process left behind
-
-
-def wait_for(what: str, done: Callable[[], bool], log: Callable[[], str]) -> None:
-    deadline = time.monotonic() + DEADLINE_S
-    while not done():
-        log()  # fails at once if the worker died
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out waiting for {what}; worker log:\n{log()}")
-        time.sleep(0.5)
+from tests.arena.conftest import BOTS, wait_for, zipped_folder
 
 
 @pytest.mark.slow
