@@ -129,7 +129,8 @@ def run_games(
     ``report(job, finished, outcome)`` is called in the calling thread as each game ends:
     ``finished`` is None for a game that does not count (aborted, or an infrastructure error,
     given as ``outcome``). Returns the games that count, in the order they finished. When
-    ``cancel`` is set, running games are aborted and the others are not started.
+    ``cancel`` is set, running games are aborted and the others are not started (nor
+    reported).
     """
     cancel = cancel or threading.Event()
     done: list[FinishedGame] = []
@@ -149,6 +150,8 @@ def run_games(
                     continue
                 try:
                     game, result = future.result()
+                except _Skipped:
+                    continue  # never started: the run was cancelled
                 except (RefereeError, OSError) as e:
                     if report is not None:
                         report(job, None, e)
@@ -396,7 +399,7 @@ def format_elo(value: float, error: float | None = None) -> str:
     if math.isinf(value):
         text = "+inf" if value > 0 else "-inf"
     else:
-        text = f"{value:+.0f}"
+        text = f"{round(value):+d}"  # never "-0"
     if error is None:
         return text
     if math.isnan(error) or math.isinf(error):

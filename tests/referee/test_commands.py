@@ -65,6 +65,87 @@ def test_match_plays_alternating_colours_and_writes_replayable_games(tmp_path):
         assert transcript["seed"] == 3
 
 
+def test_match_plays_pairs_from_one_opening_with_colours_reversed(tmp_path):
+    run(
+        "match",
+        str(BOTS / "random"),
+        str(BOTS / "greedy"),
+        "--games",
+        "4",
+        "--time",
+        "20+0.1",
+        "--out",
+        str(tmp_path),
+    )
+    records = [engine.Record.parse((tmp_path / f"game-{n}.txt").read_text()) for n in (1, 2, 3, 4)]
+    openings = [r.headers["Opening"] for r in records]
+    assert openings[0] == openings[1] != openings[2] == openings[3]
+    assert len(openings[0].split()) == 4
+    for r in records:
+        assert " ".join(str(a) for a in r.actions[:4]) == r.headers["Opening"]
+    assert records[0].headers["White"] == records[1].headers["Black"]
+
+
+def test_match_sprt_stops_when_h1_is_accepted(tmp_path):
+    out = run(
+        "match",
+        str(BOTS / "greedy"),
+        str(BOTS / "random"),
+        "--sprt",
+        "0,200",
+        "--games",
+        "400",
+        "--concurrency",
+        "2",
+        "--time",
+        "20+0.1",
+        "--out",
+        str(tmp_path),
+    )
+    assert "SPRT: H0 elo 0, H1 elo 200, alpha 0.05, beta 0.05; LLR bounds (-2.94, 2.94)" in out
+    verdict = out.splitlines()[-1]
+    assert verdict.startswith("H1 accepted: LLR ") and "(-2.94, 2.94) [0, 200]" in verdict
+    assert float(verdict.split()[3]) >= 2.94
+    assert len(list(tmp_path.glob("game-*.txt"))) < 400  # stopped early
+
+
+def test_match_sprt_accepts_h0_for_a_weaker_bot(tmp_path):
+    out = run(
+        "match",
+        str(BOTS / "random"),
+        str(BOTS / "greedy"),
+        "--sprt",
+        "0,100",
+        "--games",
+        "400",
+        "--time",
+        "20+0.1",
+        "--out",
+        str(tmp_path),
+    )
+    assert out.splitlines()[-1].startswith("H0 accepted: LLR -")
+    assert "Elo -inf" in out or "Elo -" in out
+
+
+def test_match_sprt_says_when_the_budget_ran_out(tmp_path):
+    out = run(
+        "match",
+        str(BOTS / "greedy"),
+        str(BOTS / "random"),
+        "--sprt",
+        "0,5",
+        "--games",
+        "3",
+        "--time",
+        "20+0.1",
+        "--out",
+        str(tmp_path),
+    )
+    assert "at most 4 games" in out  # rounded up to whole pairs
+    assert out.splitlines()[-1].startswith("No verdict: LLR ")
+    assert "after 2 pairs of a budget of 2" in out
+
+
 def test_match_without_sandbox_says_so(tmp_path):
     out = run(
         "match",
@@ -88,6 +169,11 @@ def test_match_without_sandbox_says_so(tmp_path):
         ([str(BOTS / "random"), str(BOTS / "random"), "--time", "fast"], "bad time control"),
         ([str(BOTS / "random"), str(BOTS / "random"), "--variant", "chess"], "unknown variant"),
         ([str(BOTS / "random"), str(BOTS / "random"), "--games", "0"], "--games"),
+        ([str(BOTS / "random"), str(BOTS / "random"), "--sprt", "0,x"], "takes ELO0,ELO1"),
+        ([str(BOTS / "random"), str(BOTS / "random"), "--sprt", "5,0"], "elo0 must be below"),
+        ([str(BOTS / "random"), str(BOTS / "random"), "--sprt", "0,5", "--alpha", "0.7"], "alpha"),
+        ([str(BOTS / "random"), str(BOTS / "random"), "--sprt", "0,5", "--games", "1"], "2"),
+        ([str(BOTS / "random"), str(BOTS / "random"), "--opening-plies", "11"], "0 to 10"),
     ],
 )
 def test_match_refuses_bad_arguments_clearly(args, message):
