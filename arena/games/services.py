@@ -197,10 +197,15 @@ def finish(match_id: int, attempt: int, result: GameResult, *, match: Match | No
 
 
 def _watch_failures(variant: str, white_id: int, black_id: int, fault: str) -> None:
-    """Once the result is committed, see whether a player now fails often
-    (:func:`arena.games.failures.watch`: a query or two, and a notification the first time).
-    A failure there is logged and never undoes the result."""
-    transaction.on_commit(lambda: failures.watch(variant, white_id, black_id, fault), robust=True)
+    """See whether a player now fails often (:func:`arena.games.failures.watch`: a small
+    indexed query or two, and a notification the first time), inside the result's
+    transaction but in a savepoint of its own: a failure there is logged and never undoes the
+    result."""
+    try:
+        with transaction.atomic():
+            failures.watch(variant, white_id, black_id, fault)
+    except Exception:
+        log.exception("the failure watch failed after a match in %s", variant)
 
 
 def count_result(variant: str, white_id: int, black_id: int, result: str) -> None:

@@ -172,10 +172,13 @@ class Choices:
     events: list[str]
 
 
-def update_settings(user: User, choices: Choices) -> NotificationSettings:
-    """Save a user's choices. A webhook URL must be one :func:`webhook.check_url` accepts
+def update_settings(
+    user: User, choices: Choices, *, email_address: str | None = None
+) -> NotificationSettings:
+    """Save a user's choices (and their account's email address, when given). A webhook URL
+    must be one :func:`webhook.check_url` accepts
     (:class:`~arena.notifications.webhook.WebhookError` otherwise, and nothing is saved); the
-    webhook cannot be on without one."""
+    webhook cannot be on without one; events must be known (:class:`ValueError`)."""
     url = choices.webhook_url.strip()
     if url:
         webhook.check_url(url)
@@ -184,6 +187,9 @@ def update_settings(user: User, choices: Choices) -> NotificationSettings:
     unknown = [e for e in choices.events if e not in Event.values or e == Event.TEST]
     if unknown:
         raise ValueError(f"unknown events: {', '.join(unknown)}")
+    if email_address is not None and email_address.strip() != user.email:
+        user.email = email_address.strip()
+        user.save(update_fields=["email"])
     prefs, _ = NotificationSettings.objects.update_or_create(
         user=user,
         defaults={
