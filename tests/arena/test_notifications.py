@@ -398,3 +398,32 @@ def test_a_finished_check_reaches_the_owners_webhook_through_a_real_worker(
         lambda: Delivery.objects.filter(status=Delivery.Status.SENT).count() == 1,
         worker,
     )
+
+
+@pytest.fixture
+def quick_retries_for_the_worker(worker_env: dict[str, str]) -> None:
+    """The worker may post to the test's own server, and tries again after a second."""
+    worker_env["ARENA_WEBHOOK_ALLOW_PRIVATE"] = "1"
+    worker_env["ARENA_NOTIFY_RETRY_DELAY"] = "1"
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_the_delivery_task_retries_after_a_500_in_a_real_worker(
+    quick_retries_for_the_worker: None,
+    worker: Callable[[], str],
+    user: Any,
+    hook: Hook,
+) -> None:
+    with_webhook(user, hook.url)
+    hook.answers = [500]
+    n = services.send_test(user)
+    assert n is not None
+    wait_for("the second try", lambda: bool(hook.received), worker)
+    wait_for(
+        "the delivery marked sent",
+        lambda: n.deliveries.filter(status=Delivery.Status.SENT, attempts=2).exists(),
+        worker,
+    )
+    assert hook.received[0]["event"] == "test"
+    assert "500" in n.deliveries.get().last_error
