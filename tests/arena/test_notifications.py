@@ -427,3 +427,17 @@ def test_the_delivery_task_retries_after_a_500_in_a_real_worker(
     )
     assert hook.received[0]["event"] == "test"
     assert "500" in n.deliveries.get().last_error
+
+
+def test_the_delivery_task_is_registered_acknowledged_late_and_takes_an_id() -> None:
+    import inspect
+
+    from django.conf import settings
+
+    from arena import celery_app
+    from arena.notifications import tasks
+
+    assert celery_app.tasks[services.DELIVER] is tasks.deliver
+    assert tasks.deliver.acks_late is True
+    assert list(inspect.signature(tasks.deliver.run).parameters)[-1] == "delivery_id"
+    assert settings.NOTIFY_TASK_SECONDS + 10 < settings.CELERY_VISIBILITY_TIMEOUT
