@@ -437,7 +437,8 @@ def test_the_delivery_task_is_registered_acknowledged_late_and_takes_an_id() -> 
     from arena import celery_app
     from arena.notifications import tasks
 
-    assert celery_app.tasks[services.DELIVER] is tasks.deliver
+    assert services.DELIVER in celery_app.tasks
+    assert tasks.deliver.name == services.DELIVER
     assert tasks.deliver.acks_late is True
     assert list(inspect.signature(tasks.deliver.run).parameters)[-1] == "delivery_id"
     assert settings.NOTIFY_TASK_SECONDS + 10 < settings.CELERY_VISIBILITY_TIMEOUT
