@@ -15,7 +15,7 @@ from typing import TypedDict
 import dj_database_url
 
 import engine
-from arena.env import env_bool, env_int, env_list, env_path, env_str
+from arena.env import env_bool, env_float, env_int, env_list, env_path, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = env_path("ARENA_VAR_DIR", BASE_DIR / "var")
@@ -40,6 +40,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "arena.local",
+    "arena.notifications",
     "arena.bots",
     "arena.games",
     "arena.tournaments",
@@ -214,6 +215,15 @@ SYSTEM_USERNAME = env_str("ARENA_SYSTEM_USER", "arena")
 BUILTIN_BOTS_DIR = env_path("ARENA_BUILTIN_BOTS", BASE_DIR / "bots")
 BUILTIN_BOTS = env_list("ARENA_BUILTIN_BOT_NAMES", ["random", "greedy", "search"])
 
+#: A version fails often (the owner is warned and told once per variant) when at least this
+#: share of its games in a variant ended by its own failure, over at least FAILING_MIN_GAMES
+#: games; with PAUSE_FAILING_VERSIONS on, the ladder leaves it out of that variant.
+FAILING_RATE = env_float("ARENA_FAILING_RATE", 0.2)
+FAILING_MIN_GAMES = env_int("ARENA_FAILING_MIN_GAMES", 10)
+PAUSE_FAILING_VERSIONS = env_bool("ARENA_PAUSE_FAILING_VERSIONS", False)
+#: Think-time percentiles on a bot's page come from each version's latest this many games.
+FAILURE_THINK_GAMES = env_int("ARENA_FAILURE_THINK_GAMES", 10)
+
 #: Most actions a game can have: with the time control it bounds a match's time budget.
 MATCH_MAX_ACTIONS = env_int("ARENA_MATCH_MAX_ACTIONS", 600)
 #: A running match writes a heartbeat this often; one silent for MATCH_STALE_AFTER seconds
@@ -231,6 +241,37 @@ MATCH_RESEND_AFTER_S = env_int(
 LADDER_INTERVAL_S = env_int("ARENA_LADDER_INTERVAL", 10)
 SWEEP_INTERVAL_S = env_int("ARENA_SWEEP_INTERVAL", 30)
 RATING_INTERVAL_S = env_int("ARENA_RATING_INTERVAL", 15)
+
+
+# --------------------------------------------------------------------------- notifications
+
+#: The site's address, for the links in emails and webhook messages.
+SITE_URL = env_str("ARENA_SITE_URL", "http://127.0.0.1:8000")
+#: Email: printed on the console unless an SMTP server is set (ARENA_EMAIL_HOST); any Django
+#: email backend can be named with ARENA_EMAIL_BACKEND.
+EMAIL_HOST = env_str("ARENA_EMAIL_HOST", "")
+EMAIL_BACKEND = env_str(
+    "ARENA_EMAIL_BACKEND",
+    "django.core.mail.backends.smtp.EmailBackend"
+    if EMAIL_HOST
+    else "django.core.mail.backends.console.EmailBackend",
+)
+EMAIL_PORT = env_int("ARENA_EMAIL_PORT", 587)
+EMAIL_HOST_USER = env_str("ARENA_EMAIL_USER", "")
+EMAIL_HOST_PASSWORD = env_str("ARENA_EMAIL_PASSWORD", "")
+EMAIL_USE_SSL = env_bool("ARENA_EMAIL_USE_SSL", False)
+EMAIL_USE_TLS = env_bool("ARENA_EMAIL_USE_TLS", not EMAIL_USE_SSL)
+EMAIL_TIMEOUT = env_int("ARENA_EMAIL_TIMEOUT", 10)
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "arena@localhost")
+#: Webhooks: seconds to wait for the endpoint; whether private and loopback addresses may be
+#: posted to (tests and a local arena only: it lets users reach the server's own network).
+WEBHOOK_TIMEOUT_S = env_float("ARENA_WEBHOOK_TIMEOUT", 5.0)
+WEBHOOK_ALLOW_PRIVATE = env_bool("ARENA_WEBHOOK_ALLOW_PRIVATE", False)
+#: A delivery is tried this many times, the pause doubling from NOTIFY_RETRY_DELAY_S seconds.
+NOTIFY_ATTEMPTS = env_int("ARENA_NOTIFY_ATTEMPTS", 5)
+NOTIFY_RETRY_DELAY_S = env_int("ARENA_NOTIFY_RETRY_DELAY", 30)
+#: Soft time limit of a delivery task (its hard limit is 10 s more).
+NOTIFY_TASK_SECONDS = 60
 
 
 class BeatEntry(TypedDict):

@@ -12,8 +12,10 @@ from rest_framework.request import Request
 
 from arena.bots import services as bots
 from arena.bots.models import DESCRIPTION_MAX_LENGTH, NAME_MAX_LENGTH, NAME_RULE, Bot, BotVersion
+from arena.games import failures
 from arena.games.models import Match, Rating, RatingPoint, Variant
 from arena.jsontypes import JSONObject
+from arena.notifications.models import CHOOSABLE
 from arena.tournaments import limits
 from arena.tournaments.models import Tournament
 
@@ -73,7 +75,7 @@ class VersionSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = BotVersion
-        fields = (
+        fields: tuple[str, ...] = (
             "id",
             "bot",
             "number",
@@ -470,3 +472,106 @@ class HistoryFilter(TypedDict, total=False):
 
 class HistoryFilterSerializer(FilterSerializer[HistoryFilter]):
     variant = serializers.ChoiceField(choices=Variant.choices, required=False, allow_blank=True)
+
+
+class FailureReasonSerializer(serializers.Serializer):
+    kind = serializers.CharField(help_text="crash, time, illegal, protocol or sandbox")
+    text = serializers.CharField(help_text="The reason in public words, shared by similar ones.")
+    count = serializers.IntegerField(help_text="Among the version's latest failures.")
+    matches = serializers.ListField(
+        child=serializers.IntegerField(), help_text="Example matches, latest first."
+    )
+    example = serializers.CharField(
+        allow_null=True, help_text="The latest one's full reason (owner only)."
+    )
+
+
+class ThinkTimesSerializer(serializers.Serializer):
+    moves = serializers.IntegerField()
+    games = serializers.IntegerField()
+    p50 = serializers.FloatField()
+    p90 = serializers.FloatField()
+    p99 = serializers.FloatField()
+    max = serializers.FloatField()
+
+
+class VariantFailuresSerializer(serializers.Serializer):
+    variant = serializers.CharField()
+    games = serializers.IntegerField(
+        help_text="Finished games (ladder, tournaments, qualification)."
+    )
+    failures = serializers.DictField(
+        child=serializers.IntegerField(), help_text="Games lost by its own failure, by kind."
+    )
+    rate = serializers.FloatField(help_text="Share of its games lost by its own failure.")
+    failing = serializers.BooleanField(help_text="At ARENA_FAILING_RATE over enough games.")
+    paused = serializers.BooleanField(help_text="Left out of the ladder in this variant.")
+    reasons = FailureReasonSerializer(many=True)
+    think_ms = ThinkTimesSerializer(allow_null=True, help_text="Its latest games' think times.")
+
+
+class VersionDetailSerializer(VersionSerializer):
+    failures = serializers.SerializerMethodField(
+        help_text="Per variant: games, failures by kind, the commonest reasons with example "
+        "matches, think-time percentiles in ms."
+    )
+
+    class Meta(VersionSerializer.Meta):
+        fields = (*VersionSerializer.Meta.fields, "failures")
+        read_only_fields = fields
+
+    @extend_schema_field(VariantFailuresSerializer(many=True))
+    def get_failures(self, obj: BotVersion) -> list[JSONObject]:
+        owner = self._owner(obj)
+        out: list[JSONObject] = []
+        for row in failures.version_failures(obj):
+            t = row.think
+            out.append(
+                {
+                    "variant": row.variant,
+                    "games": row.games,
+                    "failures": {k: row.failures[k] for k in failures.KINDS},
+                    "rate": round(row.rate, 4),
+                    "failing": row.failing,
+                    "paused": row.paused,
+                    "reasons": [
+                        {
+                            "kind": g.kind,
+                            "text": g.text,
+                            "count": g.count,
+                            "matches": list(g.matches),
+                            "example": g.example if owner else None,
+                        }
+                        for g in row.reasons
+                    ],
+                    "think_ms": {
+                        "moves": t.moves,
+                        "games": t.games,
+                        "p50": t.p50,
+                        "p90": t.p90,
+                        "p99": t.p99,
+                        "max": t.max,
+                    }
+                    if t is not None
+                    else None,
+                }
+            )
+        return out
+
+
+class NotificationSettingsSerializer(serializers.Serializer):
+    email = serializers.BooleanField(help_text="Send email (to email_address, when set).")
+    email_address = serializers.EmailField(allow_blank=True, help_text="The account's address.")
+    webhook = serializers.BooleanField(help_text="POST JSON to webhook_url.")
+    webhook_url = serializers.URLField(
+        allow_blank=True, max_length=500, help_text="An http(s) URL at a public address."
+    )
+    events = serializers.ListField(
+        child=serializers.ChoiceField(choices=[(e.value, e.label) for e in CHOOSABLE]),
+        help_text="The events to be told about.",
+    )
+
+
+class NotificationTestSerializer(serializers.Serializer):
+    sent = serializers.BooleanField(help_text="False when no channel is on.")
+    channels = serializers.ListField(child=serializers.CharField())

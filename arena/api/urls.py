@@ -16,6 +16,12 @@ router.register("ratings", views.RatingViewSet, basename="api-rating")
 
 urlpatterns = [
     path("token/", obtain_auth_token, name="api-token"),
+    path(
+        "notifications/settings/",
+        views.NotificationSettingsView.as_view(),
+        name="api-notification-settings",
+    ),
+    path("notifications/test/", views.NotificationTestView.as_view(), name="api-notification-test"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("", include(router.urls)),

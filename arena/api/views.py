@@ -27,6 +27,8 @@ from arena.bots.models import Bot, BotVersion, playing
 from arena.bots.unpack import UploadError
 from arena.games import downloads, ratings
 from arena.games.models import Match, MatchRecord, Rating
+from arena.notifications import services as notifications
+from arena.notifications.webhook import WebhookError
 from arena.tournaments import services as tournaments
 from arena.tournaments.models import Tournament
 
@@ -153,6 +155,9 @@ class VersionViewSet(viewsets.ReadOnlyModelViewSet):
     """Bot versions: status, ratings, and (to the owner) the check report and the source."""
 
     serializer_class = s.VersionSerializer
+
+    def get_serializer_class(self) -> type[serializers.BaseSerializer[BotVersion]]:
+        return s.VersionDetailSerializer if self.action == "retrieve" else s.VersionSerializer
 
     @extend_schema(parameters=[s.VersionFilterSerializer])
     def list(self, request: Request, *args: object, **kwargs: object) -> Response:
@@ -331,6 +336,75 @@ class TournamentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
         return downloads.Download(
             tournaments.archive(t), f"tournament-{t.pk}.zip", downloads.ZIP_TYPE
         ).response()
+
+
+@extend_schema(tags=["notifications"])
+class NotificationSettingsView(drf_views.APIView):
+    """Your notification settings: which events, by email and by webhook (docs/notifications.md)."""
+
+    permission_classes = [permissions.IsAuthenticated]
+    parser_classes = [JSONParser, FormParser, MultiPartParser]
+
+    def _body(self, user: User) -> dict[str, object]:
+        prefs = notifications.settings_of(user)
+        return {
+            "email": prefs.email,
+            "email_address": user.email,
+            "webhook": prefs.webhook,
+            "webhook_url": prefs.webhook_url,
+            "events": list(prefs.events),
+        }
+
+    @extend_schema(responses=s.NotificationSettingsSerializer)
+    def get(self, request: Request) -> Response:
+        assert isinstance(request.user, User)
+        return Response(self._body(request.user))
+
+    def _save(self, request: Request, *, partial: bool) -> Response:
+        user = request.user
+        assert isinstance(user, User)
+        data = s.NotificationSettingsSerializer(data=request.data, partial=partial)
+        data.is_valid(raise_exception=True)
+        v = {**self._body(user), **data.validated_data}
+        choices = notifications.Choices(
+            email=bool(v["email"]),
+            webhook=bool(v["webhook"]),
+            webhook_url=str(v["webhook_url"]),
+            events=[str(e) for e in v["events"]],
+        )
+        try:
+            notifications.update_settings(user, choices, email_address=str(v["email_address"]))
+        except WebhookError as e:
+            raise ValidationError({"webhook_url": [str(e)]}) from None
+        return Response(self._body(user))
+
+    @extend_schema(
+        request=s.NotificationSettingsSerializer, responses=s.NotificationSettingsSerializer
+    )
+    def put(self, request: Request) -> Response:
+        """Replace your settings (every field)."""
+        return self._save(request, partial=False)
+
+    @extend_schema(
+        request=s.NotificationSettingsSerializer, responses=s.NotificationSettingsSerializer
+    )
+    def patch(self, request: Request) -> Response:
+        """Change some of your settings."""
+        return self._save(request, partial=True)
+
+
+@extend_schema(tags=["notifications"])
+class NotificationTestView(drf_views.APIView):
+    """Send yourself a test notification on every channel that is on."""
+
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(request=None, responses={202: s.NotificationTestSerializer})
+    def post(self, request: Request) -> Response:
+        assert isinstance(request.user, User)
+        n = notifications.send_test(request.user)
+        channels = [d.channel for d in n.deliveries.all()] if n is not None else []
+        return Response({"sent": n is not None, "channels": channels}, status=202)
 
 
 @csrf_exempt

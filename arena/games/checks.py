@@ -34,6 +34,8 @@ from arena.games import runner
 from arena.games.ratings import anchor_version_id
 from arena.games.services import record_qualification
 from arena.jsontypes import JSONObject
+from arena.notifications.models import Event as Notice
+from arena.notifications.services import notify
 from arena.referee.bots import BotSpec
 from arena.referee.build import BuildFailed
 from arena.referee.checkbot import check_bot, plan
@@ -87,7 +89,31 @@ def _close(version_id: int, attempt: int, outcome: _Outcome) -> bool:
             return False
         if outcome.verdict.accepted:
             record_qualification(version, outcome.games)
+        _tell_owner(version, outcome.verdict)
     return True
+
+
+def _tell_owner(version: BotVersion, verdict: bots.Verdict) -> None:
+    """The "check finished" notification (sent once the verdict commits)."""
+    if verdict.accepted:
+        subject = f"{version.label} passed its check"
+        text = f"{version.label} passed its check: it is active and will be rated."
+    else:
+        subject = f"{version.label} was rejected"
+        text = f"{version.label} was rejected: {verdict.reason}"
+    notify(
+        version.bot.owner_id,
+        Notice.CHECK_FINISHED,
+        subject,
+        text,
+        version.get_absolute_url(),
+        data={
+            "bot": version.bot.name,
+            "version": version.number,
+            "status": "active" if verdict.accepted else "rejected",
+            "reason": "" if verdict.accepted else verdict.reason,
+        },
+    )
 
 
 def qualification_plan(spec: BotSpec) -> list[tuple[str, str]]:

@@ -17,7 +17,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from arena.bots.models import Bot, BotVersion, playing
-from arena.games import services
+from arena.games import failures, services
 from arena.games.models import Match, PairStats, Rating
 
 S = Match.Status
@@ -38,7 +38,8 @@ def schedule_variant(
 ) -> list[Match]:
     """Queue ladder matches in one variant until ``depth`` are queued or running.
 
-    Only the active versions that declare the variant play (both players of every match).
+    Only the active versions that declare the variant play (both players of every match),
+    except those paused for failing often there (``ARENA_PAUSE_FAILING_VERSIONS``).
     The player with the fewest games (counting its games in flight) plays first; its opponent
     is the one whose rating is closest, weighed against how many games that one has (another
     version of the same bot only when nobody else is there). Colours alternate per pair.
@@ -56,7 +57,10 @@ def schedule_variant(
             return []
         players = dict(
             BotVersion.objects.filter(
-                playing(variant), status=BotVersion.Status.ACTIVE, bot__status=Bot.Status.ACTIVE
+                playing(variant),
+                failures.paused_versions(variant),
+                status=BotVersion.Status.ACTIVE,
+                bot__status=Bot.Status.ACTIVE,
             ).values_list("pk", "bot_id")
         )
         if len(players) < 2:

@@ -258,3 +258,32 @@ class RatingPoint(models.Model):
 
     def __str__(self) -> str:
         return f"{self.version} {self.variant} @ {self.at:%Y-%m-%d %H:%M}: {self.elo:.0f}"
+
+
+class FailureAlert(models.Model):
+    """A version found failing often in a variant (``FAILING_RATE`` of its games over at least
+    ``FAILING_MIN_GAMES``): kept up to date after each of its games once flagged, and when its
+    owner was told (once). See :mod:`arena.games.failures`."""
+
+    version = models.ForeignKey(BotVersion, models.CASCADE, related_name="failure_alerts")
+    variant = models.CharField(max_length=10, choices=Variant.choices)
+    games = models.PositiveIntegerField()
+    failures = models.PositiveIntegerField()
+    #: Whether it still fails often (the ladder pauses it when ``PAUSE_FAILING_VERSIONS``).
+    failing = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    notified_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["version", "variant"], name="failurealert_unique"),
+        ]
+        indexes = [models.Index(fields=["variant", "failing"], name="failurealert_variant_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.version} fails in {self.variant}: {self.failures}/{self.games}"
+
+    @property
+    def rate(self) -> float:
+        return self.failures / self.games if self.games else 0.0

@@ -21,7 +21,7 @@ from django.utils import timezone
 from arena import worker
 from arena.bots.models import BotVersion
 from arena.bots.unpack import UnpackError
-from arena.games import runner
+from arena.games import failures, runner
 from arena.games.models import Match, MatchRecord, PairStats, RatingState
 from arena.games.signals import match_closed
 from arena.referee.outcomes import Failure
@@ -191,7 +191,21 @@ def finish(match_id: int, attempt: int, result: GameResult, *, match: Match | No
         if not result.aborted and m.rated:
             count_result(m.variant, m.white_id, m.black_id, result.outcome.result.value)
         _closed(match_id, m.tournament_id)
+        if not result.aborted:
+            _watch_failures(m.variant, m.white_id, m.black_id, result.fault or "")
     return True
+
+
+def _watch_failures(variant: str, white_id: int, black_id: int, fault: str) -> None:
+    """See whether a player now fails often (:func:`arena.games.failures.watch`: a small
+    indexed query or two, and a notification the first time), inside the result's
+    transaction but in a savepoint of its own: a failure there is logged and never undoes the
+    result."""
+    try:
+        with transaction.atomic():
+            failures.watch(variant, white_id, black_id, fault)
+    except Exception:
+        log.exception("the failure watch failed after a match in %s", variant)
 
 
 def count_result(variant: str, white_id: int, black_id: int, result: str) -> None:

@@ -29,6 +29,8 @@ from arena import worker
 from arena.bots.models import Bot, BotVersion
 from arena.games.models import Match, MatchRecord, Variant
 from arena.games.services import queue_pending
+from arena.notifications.models import Event
+from arena.notifications.services import notify
 from arena.referee.match import TimeControl
 from arena.referee.schedule import TournamentError, round_robin
 from arena.tournaments import limits
@@ -171,11 +173,40 @@ def release(tournament_id: int) -> int:
                 .values_list("pk", flat=True)[:room]
             )
             queued = queue_pending(ids)
-        if not matches.filter(status__in=_OPEN_MATCHES).exists():
-            Tournament.objects.filter(pk=tournament_id, status=TS.RUNNING).update(
-                status=TS.FINISHED, finished_at=timezone.now()
-            )
+        done = not matches.filter(status__in=_OPEN_MATCHES).exists()
+        if done and Tournament.objects.filter(pk=tournament_id, status=TS.RUNNING).update(
+            status=TS.FINISHED, finished_at=timezone.now()
+        ):
+            announce_finished(t)
         return queued
+
+
+def announce_finished(tournament: Tournament) -> None:
+    """The "tournament finished" notification, to its organiser and the owners of its
+    entrants (each once), with the winner; sent once the transaction commits."""
+    table = standings(tournament)
+    top = table[0] if table else None
+    winner = f"{top.entry.version.label} won with {_num(top.points)} points" if top else ""
+    text = f"{tournament.name} ({tournament.get_variant_display()}) finished"
+    text += f": {winner} in {top.games} games." if top else "."
+    users = [tournament.organiser_id] + [s.entry.version.bot.owner_id for s in table]
+    for user_id in dict.fromkeys(users):
+        notify(
+            user_id,
+            Event.TOURNAMENT_FINISHED,
+            f"Tournament {tournament.name} finished",
+            text,
+            tournament.get_absolute_url(),
+            data={
+                "tournament": tournament.pk,
+                "name": tournament.name,
+                "variant": tournament.variant,
+                "standings": [
+                    {"rank": s.rank, "version": s.entry.version.label, "points": s.points}
+                    for s in table
+                ],
+            },
+        )
 
 
 def pause(user: User | AnonymousUser, tournament: Tournament) -> bool:

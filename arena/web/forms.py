@@ -19,6 +19,7 @@ from arena.bots.models import (
     every_variant,
 )
 from arena.games.models import Variant
+from arena.notifications.models import CHOOSABLE
 from arena.tournaments import limits
 
 
@@ -103,3 +104,28 @@ class TournamentForm(forms.Form):
             .order_by("name")
             .distinct()
         )
+
+
+class NotificationSettingsForm(forms.Form):
+    """What the user is told, and where (the services check the webhook URL)."""
+
+    email_address = forms.EmailField(
+        required=False,
+        label="Email address",
+        help_text="Your account's address; email is sent only when it is set.",
+    )
+    email = forms.BooleanField(required=False, label="Send me email")
+    webhook = forms.BooleanField(required=False, label="Post to my webhook")
+    webhook_url = forms.URLField(
+        required=False,
+        max_length=500,
+        assume_scheme="https",
+        label="Webhook URL",
+        help_text="A Discord or Slack webhook, or any http(s) endpoint that takes a JSON POST.",
+    )
+    events = forms.MultipleChoiceField(
+        required=False,
+        choices=[(e.value, e.label) for e in CHOOSABLE],
+        widget=forms.CheckboxSelectMultiple,
+        label="Tell me when",
+    )

@@ -30,7 +30,7 @@ import engine
 from arena.bots import services as bots
 from arena.bots.models import Bot, BotVersion, describe_variants
 from arena.bots.unpack import UploadError
-from arena.games import downloads, ratings
+from arena.games import downloads, failures, ratings
 from arena.games.models import Match, MatchRecord, Rating, RatingPoint, Variant
 from arena.replay import replay_frames
 from arena.tournaments import services as tournaments
@@ -39,6 +39,8 @@ from arena.web import forms
 from arena.web.plots import Series, history_svg
 
 RECENT = 20
+#: A bot's page shows the failure statistics of its newest this many versions.
+FAILURE_VERSIONS = 5
 LEADERBOARD_PAGE = 100
 
 
@@ -174,16 +176,23 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
         .order_by("-id")[:RECENT]
     )
     active = next((v for v in versions if v.status == BotVersion.Status.ACTIVE), None)
+    stats = {v.pk: failures.version_failures(v) for v in versions[:FAILURE_VERSIONS]}
+    manager = bots.can_manage(request.user, bot)
+    failing = [(v, row) for v in versions for row in stats.get(v.pk, []) if row.failing]
     return render(
         request,
         "web/bot_detail.html",
         {
             "bot": bot,
             "active": active,
-            "versions": [(v, by_version.get(v.pk, [])) for v in versions],
+            "versions": [(v, by_version.get(v.pk, []), stats.get(v.pk, [])) for v in versions],
+            "failing": failing if manager else [],
+            "paused": [(v, row) for v in versions for row in stats.get(v.pk, []) if row.paused],
+            "failing_rate": settings.FAILING_RATE,
+            "failing_min_games": settings.FAILING_MIN_GAMES,
             "charts": charts,
             "recent": recent,
-            "manager": bots.can_manage(request.user, bot),
+            "manager": manager,
             "checking": any(v.status in (v.Status.PENDING, v.Status.CHECKING) for v in versions),
         },
     )

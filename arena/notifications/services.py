@@ -1,0 +1,214 @@
+"""Telling users what happened: :func:`notify` writes the notification and its deliveries and
+sends them after the transaction commits; :func:`deliver` sends one (in a worker).
+
+Any app above this one calls :func:`notify`; it never blocks: the request or the task that
+calls it only writes rows, and a Celery task sends the email or posts the webhook, retrying
+with a growing pause (:mod:`arena.notifications.tasks`). A delivery is sent at least once: a
+worker that dies between sending and writing SENT sends it again.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import User
+from django.core.mail import send_mail
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from arena import worker
+from arena.jsontypes import JSONObject
+from arena.notifications import webhook
+from arena.notifications.models import (
+    Delivery,
+    Event,
+    Notification,
+    NotificationSettings,
+)
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "DELIVER",
+    "Event",
+    "deliver",
+    "notify",
+    "settings_of",
+    "update_settings",
+]
+
+#: The delivery task, by name (services never import their tasks).
+DELIVER = "arena.notifications.tasks.deliver"
+#: What :func:`deliver` returns.
+SENT, RETRY, FAILED, NOTHING = "sent", "retry", "failed", "nothing to do"
+
+
+def absolute(url: str) -> str:
+    """A site path as a full URL (``ARENA_SITE_URL``); a full URL as it is."""
+    if not url or "://" in url:
+        return url
+    return settings.SITE_URL.rstrip("/") + "/" + url.lstrip("/")
+
+
+def settings_of(user: User | int) -> NotificationSettings:
+    """The user's settings (the defaults when they never saved any)."""
+    user_id = user if isinstance(user, int) else user.pk
+    found = NotificationSettings.objects.filter(user_id=user_id).first()
+    return found or NotificationSettings.defaults(user_id)
+
+
+def notify(
+    user: User | int,
+    event: str,
+    subject: str,
+    text: str,
+    url: str = "",
+    *,
+    data: JSONObject | None = None,
+) -> Notification | None:
+    """Tell ``user`` (a user or its primary key) about ``event`` (an :class:`Event` value).
+
+    Writes a :class:`Notification` and one :class:`Delivery` per channel the user chose for
+    this event (email when their account has an address; the webhook when on and set), and
+    sends each delivery's task once the current transaction commits (at once outside one).
+    ``url``: the page it is about (a site path such as ``/bots/x/`` is made a full URL);
+    ``data``: extra JSON for webhooks. Returns the notification, or None when the user wants
+    nothing for this event. Never raises for the user's settings, never waits for a send.
+    """
+    if event not in Event.values:
+        raise ValueError(f"unknown event {event!r}; known: {', '.join(Event.values)}")
+    user_id = user if isinstance(user, int) else user.pk
+    prefs = settings_of(user_id)
+    if not prefs.wants(event):
+        return None
+    address = (
+        get_user_model().objects.filter(pk=user_id).values_list("email", flat=True).first() or ""
+    )
+    targets: list[tuple[str, str]] = []
+    if prefs.email and address:
+        targets.append((Delivery.Channel.EMAIL, address))
+    if prefs.webhook and prefs.webhook_url:
+        targets.append((Delivery.Channel.WEBHOOK, prefs.webhook_url))
+    if not targets:
+        return None
+    with transaction.atomic():
+        n = Notification.objects.create(
+            user_id=user_id,
+            event=event,
+            subject=subject[:200],
+            text=text,
+            url=absolute(url)[:500],
+            data=data or {},
+        )
+        for channel, target in targets:
+            d = Delivery.objects.create(notification=n, channel=channel, target=target)
+            soft = settings.NOTIFY_TASK_SECONDS
+            worker.send_after_commit(DELIVER, (d.pk,), soft=soft, hard=soft + 10)
+    return n
+
+
+def deliver(delivery_id: int) -> str:
+    """Send one pending delivery. Returns "sent", "retry" (it failed; try again later),
+    "failed" (it failed ``ARENA_NOTIFY_ATTEMPTS`` times: given up) or "nothing to do" (not
+    pending: sent or given up already)."""
+    d = (
+        Delivery.objects.select_related("notification")
+        .filter(pk=delivery_id, status=Delivery.Status.PENDING)
+        .first()
+    )
+    if d is None:
+        return NOTHING
+    n = d.notification
+    try:
+        if d.channel == Delivery.Channel.EMAIL:
+            _email(d.target, n)
+        else:
+            body = webhook.payload(
+                n.event, n.subject, n.text, n.url, {**n.data, "notification": n.pk}
+            )
+            webhook.post(d.target, body)
+    except Exception as e:  # the endpoint's or the mail server's failure: counted, retried
+        error = f"{type(e).__name__}: {e}"[:2000]
+        attempts = d.attempts + 1
+        final = attempts >= settings.NOTIFY_ATTEMPTS
+        Delivery.objects.filter(pk=d.pk, status=Delivery.Status.PENDING).update(
+            attempts=F("attempts") + 1,
+            last_error=error,
+            status=Delivery.Status.FAILED if final else Delivery.Status.PENDING,
+        )
+        log.info("delivery %s (%s) failed, attempt %s: %s", d.pk, d.channel, attempts, error)
+        return FAILED if final else RETRY
+    Delivery.objects.filter(pk=d.pk, status=Delivery.Status.PENDING).update(
+        status=Delivery.Status.SENT, attempts=F("attempts") + 1, sent_at=timezone.now()
+    )
+    return SENT
+
+
+def _email(address: str, n: Notification) -> None:
+    body = n.text + (f"\n\n{n.url}" if n.url else "")
+    body += f"\n\n-- \n{settings.SITE_NAME}. Choose what you are told: " + absolute(
+        "/accounts/notifications/"
+    )
+    send_mail(
+        f"[{settings.SITE_NAME}] {n.subject}",
+        body,
+        settings.DEFAULT_FROM_EMAIL,
+        [address],
+        fail_silently=False,
+    )
+
+
+@dataclass(frozen=True)
+class Choices:
+    """What a user chose on the settings page or through the API."""
+
+    email: bool
+    webhook: bool
+    webhook_url: str
+    events: list[str]
+
+
+def update_settings(
+    user: User, choices: Choices, *, email_address: str | None = None
+) -> NotificationSettings:
+    """Save a user's choices (and their account's email address, when given). A webhook URL
+    must be one :func:`webhook.check_url` accepts
+    (:class:`~arena.notifications.webhook.WebhookError` otherwise, and nothing is saved); the
+    webhook cannot be on without one; events must be known (:class:`ValueError`)."""
+    url = choices.webhook_url.strip()
+    if url:
+        webhook.check_url(url)
+    if choices.webhook and not url:
+        raise webhook.WebhookError("give a webhook URL to turn the webhook on")
+    unknown = [e for e in choices.events if e not in Event.values or e == Event.TEST]
+    if unknown:
+        raise ValueError(f"unknown events: {', '.join(unknown)}")
+    if email_address is not None and email_address.strip() != user.email:
+        user.email = email_address.strip()
+        user.save(update_fields=["email"])
+    prefs, _ = NotificationSettings.objects.update_or_create(
+        user=user,
+        defaults={
+            "email": choices.email,
+            "webhook": choices.webhook,
+            "webhook_url": url,
+            "events": [e.value for e in Event if e.value in choices.events],
+        },
+    )
+    return prefs
+
+
+def send_test(user: User) -> Notification | None:
+    """The settings page's button: a test notification on every channel the user chose."""
+    return notify(
+        user,
+        Event.TEST,
+        "Test notification",
+        f"This is a test notification for {user.username}: your settings work.",
+        "/accounts/notifications/",
+        data={"test": True},
+    )
