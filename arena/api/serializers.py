@@ -337,6 +337,12 @@ class TournamentCreateSerializer(InputSerializer[TournamentCreate]):
     rated = serializers.BooleanField(default=True)
 
 
+class DetailSerializer(serializers.Serializer):
+    """Why an action could not be done (e.g. a 409)."""
+
+    detail = serializers.CharField()
+
+
 class StandingSerializer(serializers.Serializer):
     rank = serializers.IntegerField()
     bot = serializers.CharField(source="entry.version.bot.name")

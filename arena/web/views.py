@@ -252,6 +252,20 @@ def bot_delete(request: AuthenticatedHttpRequest, name: str) -> HttpResponse:
     return redirect(bot)
 
 
+@login_required
+@require_POST
+def version_activate(request: AuthenticatedHttpRequest, name: str, number: int) -> HttpResponse:
+    """Make a retired version the bot's active one again (owner only)."""
+    version = _own_version(request, name, number)
+    try:
+        bots.activate(request.user, version)
+    except bots.ActivationError as e:
+        messages.error(request, str(e))
+    else:
+        messages.success(request, f"{version.label} is the active version; it plays again.")
+    return redirect(version.bot)
+
+
 def _own_version(request: HttpRequest, name: str, number: int) -> BotVersion:
     version = get_object_or_404(
         BotVersion.objects.select_related("bot"), bot__name=name, number=number
