@@ -125,6 +125,7 @@ def leaderboard(request: HttpRequest, variant: str = "yinsh") -> HttpResponse:
             "include_retired": include_retired,
             "anchor": settings.RATING_ANCHOR_BOT,
             "anchor_elo": settings.RATING_ANCHOR_ELO,
+            "provisional_games": settings.RATING_PROVISIONAL_GAMES,
         },
     )
 
@@ -161,10 +162,21 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
         .values_list("version_id", "variant", "at", "elo")
     ):
         history[variant][vid].append((at, elo))
+    provisional = {
+        (r.version_id, r.variant) for rs in by_version.values() for r in rs if r.provisional
+    }
     charts = [
         (
             Variant(variant).label,
-            history_svg([Series(labels[vid], pts) for vid, pts in sorted(per.items())]),
+            history_svg(
+                [
+                    Series(
+                        labels[vid] + (" (provisional)" if (vid, variant) in provisional else ""),
+                        pts,
+                    )
+                    for vid, pts in sorted(per.items())
+                ]
+            ),
         )
         for variant, per in sorted(history.items())
     ]
