@@ -336,3 +336,15 @@ def test_a_rating_without_an_interval_reads_as_text(user: Any) -> None:
     unknown = Rating(variant="yinsh", version=v, elo=1234.4, error=None, games=3, points=1, rank=1)
     assert str(known).endswith("yinsh: 1234 ± 56")
     assert str(unknown).endswith("yinsh: 1234 (interval unknown)")
+
+
+@pytest.mark.parametrize(("plies", "errors"), [(0, 0), (4, 0), (10, 0), (11, 1), (-1, 1)])
+def test_opening_plies_that_do_not_fit_every_variant_are_refused_at_start(
+    settings: Any, plies: int, errors: int
+) -> None:
+    from arena.checks import check_opening_plies
+
+    settings.OPENING_PLIES = plies
+    found = check_opening_plies(None)
+    assert len(found) == errors
+    assert all("ARENA_OPENING_PLIES" in e.msg for e in found)

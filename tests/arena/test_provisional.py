@@ -82,3 +82,11 @@ def test_the_api_says_which_ratings_are_provisional(rated: tuple[Any, Any]) -> N
     assert version["ratings"][0]["provisional"] is True
     bot = APIClient().get("/api/bots/settled/").json()
     assert bot["versions"][0]["ratings"][0]["provisional"] is False
+
+
+@pytest.mark.django_db
+def test_the_admins_ratings_list_marks_provisional_ones(
+    rated: tuple[Any, Any], admin_client: Any
+) -> None:
+    page = admin_client.get("/admin/games/rating/").content.decode()
+    assert "provisional" in page and page.count('alt="True"') == 1
