@@ -8,6 +8,8 @@ from django.apps import AppConfig
 from django.conf import settings
 from django.core.checks import Error, Tags, register
 
+import engine
+
 
 @register(Tags.security, deploy=False)
 def check_secret_key(app_configs: Sequence[AppConfig] | None, **kwargs: object) -> list[Error]:
@@ -17,6 +19,22 @@ def check_secret_key(app_configs: Sequence[AppConfig] | None, **kwargs: object) 
                 "SECRET_KEY is the development default while ARENA_DEBUG is off.",
                 hint="Set the SECRET_KEY environment variable to a long random value.",
                 id="arena.E001",
+            )
+        ]
+    return []
+
+
+@register()
+def check_opening_plies(app_configs: Sequence[AppConfig] | None, **kwargs: object) -> list[Error]:
+    """ARENA_OPENING_PLIES must fit every variant: an opening places rings only."""
+    most = min(2 * v.rings for v in engine.VARIANTS.values())
+    if not 0 <= settings.OPENING_PLIES <= most:
+        return [
+            Error(
+                f"ARENA_OPENING_PLIES is {settings.OPENING_PLIES}; an opening places 0 to "
+                f"{most} rings in every variant.",
+                hint=f"Set ARENA_OPENING_PLIES to a number from 0 to {most}.",
+                id="arena.E002",
             )
         ]
     return []

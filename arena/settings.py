@@ -16,6 +16,7 @@ import dj_database_url
 
 import engine
 from arena.env import env_bool, env_float, env_int, env_list, env_path, env_str
+from arena.referee.openings import DEFAULT_PLIES
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = env_path("ARENA_VAR_DIR", BASE_DIR / "var")
@@ -186,6 +187,12 @@ LADDER_VARIANTS = env_list("ARENA_LADDER_VARIANTS", list(engine.VARIANTS))
 LADDER_TIME_CONTROL = env_str("ARENA_LADDER_TIME_CONTROL", "10+0.1")
 #: At most this many ladder matches per variant are queued or running at once.
 LADDER_QUEUE_DEPTH = env_int("ARENA_LADDER_QUEUE_DEPTH", 3)
+#: Ring placements drawn at random (seeded) before the bots take over, in ladder and tournament
+#: games (0: every game starts from the empty board). The two games of a pair, colours
+#: reversed, start from the same opening.
+OPENING_PLIES = env_int("ARENA_OPENING_PLIES", DEFAULT_PLIES)
+#: Ratings from fewer games than this are shown as provisional.
+RATING_PROVISIONAL_GAMES = env_int("ARENA_RATING_PROVISIONAL_GAMES", 20)
 #: At most this many matches of one tournament are queued or running at once.
 TOURNAMENT_PARALLEL = env_int("ARENA_TOURNAMENT_PARALLEL", 4)
 #: Whether every logged-in user may organise tournaments (else: users with the

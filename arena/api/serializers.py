@@ -42,10 +42,15 @@ class InputSerializer(serializers.Serializer, Generic[Data]):
         return cast(Data, self.validated_data)
 
 
+PROVISIONAL_HELP = "Fitted from fewer games than the arena trusts (ARENA_RATING_PROVISIONAL_GAMES)."
+
+
 class RatingBriefSerializer(serializers.ModelSerializer):
+    provisional = serializers.BooleanField(read_only=True, help_text=PROVISIONAL_HELP)
+
     class Meta:
         model = Rating
-        fields = ("variant", "elo", "error", "games", "points", "rank")
+        fields = ("variant", "elo", "error", "games", "points", "rank", "provisional")
 
 
 class CheckReport(TypedDict):
@@ -200,6 +205,13 @@ class MatchSerializer(serializers.ModelSerializer):
         help_text="Empty until finished.",
     )
     score = serializers.CharField(read_only=True)
+    opening = serializers.ListField(
+        child=serializers.CharField(),
+        source="opening_actions",
+        read_only=True,
+        help_text="The ring placements played before the bots took over (empty: the game "
+        "started from the empty board). With the seed, all a re-run needs.",
+    )
     downloads = serializers.SerializerMethodField()
 
     class Meta:
@@ -214,6 +226,8 @@ class MatchSerializer(serializers.ModelSerializer):
             "white_version",
             "black_version",
             "time_control",
+            "seed",
+            "opening",
             "rated",
             "tournament",
             "round",
@@ -258,6 +272,7 @@ class LeaderboardRowSerializer(serializers.ModelSerializer):
     version_id = serializers.IntegerField()
     owner = serializers.CharField(source="version.bot.owner.username")
     score = serializers.FloatField(source="percent", help_text="Points scored, in percent.")
+    provisional = serializers.BooleanField(read_only=True, help_text=PROVISIONAL_HELP)
 
     class Meta:
         model = Rating
@@ -272,6 +287,7 @@ class LeaderboardRowSerializer(serializers.ModelSerializer):
             "games",
             "points",
             "score",
+            "provisional",
         )
 
 
@@ -337,6 +353,12 @@ class TournamentCreateSerializer(InputSerializer[TournamentCreate]):
         help_text="Names of the bots.",
     )
     rated = serializers.BooleanField(default=True)
+
+
+class DetailSerializer(serializers.Serializer):
+    """Why an action could not be done (e.g. a 409)."""
+
+    detail = serializers.CharField()
 
 
 class StandingSerializer(serializers.Serializer):

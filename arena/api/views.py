@@ -188,6 +188,22 @@ class VersionViewSet(viewsets.ReadOnlyModelViewSet):
         )
 
     @extend_schema(
+        request=None,
+        responses={200: s.VersionSerializer, 409: s.DetailSerializer},
+    )
+    @action(detail=True, methods=["post"], permission_classes=[permissions.IsAuthenticated])
+    def activate(self, request: Request, pk: str) -> Response:
+        """Make this retired version its bot's active one again (owner only); the version
+        active until now is retired. 409 when the version cannot play: not checked, rejected,
+        or its bot withdrawn."""
+        version = self.get_object()
+        try:
+            version = bots.activate(request.user, version)
+        except bots.ActivationError as e:
+            return Response({"detail": str(e)}, status=status.HTTP_409_CONFLICT)
+        return Response(s.VersionSerializer(version, context=self.get_serializer_context()).data)
+
+    @extend_schema(
         responses=s.RatingPointSerializer(many=True), parameters=[s.HistoryFilterSerializer]
     )
     @action(detail=True, methods=["get"], url_path="history", pagination_class=None)

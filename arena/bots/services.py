@@ -1,5 +1,5 @@
-"""Bot state transitions: upload, new version, the check's claim and verdict, edit, withdraw;
-the built-in bots.
+"""Bot state transitions: upload, new version, the check's claim and verdict, edit, withdraw,
+making an older version active again; the built-in bots.
 
 The web process (views, API, the ``uploadbot`` command) calls :func:`create_bot` and
 :func:`add_version`, which check the upload's size and type, store its bytes by hash and
@@ -35,7 +35,7 @@ from django.utils import timezone
 from arena import worker
 from arena.bots import store
 from arena.bots.models import NAME_PATTERN, NAME_RULE, Bot, BotVersion, every_variant
-from arena.bots.signals import bot_withdrawn
+from arena.bots.signals import bot_withdrawn, versions_retired
 from arena.bots.unpack import FILE, TARGZ, UploadError, detect_kind, safe_filename
 from arena.jsontypes import JSONObject
 from arena.referee.bots import BotSpec
@@ -47,8 +47,10 @@ V = BotVersion.Status
 NAME_RE = re.compile(NAME_PATTERN)
 
 __all__ = [
+    "ActivationError",
     "UploadError",
     "Verdict",
+    "activate",
     "add_version",
     "beat_check",
     "can_manage",
@@ -219,6 +221,57 @@ def delete_bot(user: User | AnonymousUser, bot: Bot) -> str:
     return "withdrawn"
 
 
+class ActivationError(ValueError):
+    """A version that cannot be made the active one; the message says why."""
+
+
+def _retire_active(bot_id: int, *, keep: int) -> list[int]:
+    """ACTIVE -> RETIRED for the bot's active version other than ``keep`` (there is at most
+    one); the apps above hear of it through :data:`versions_retired` (the games app cancels
+    its ladder matches still waiting). Returns the versions retired."""
+    active = BotVersion.objects.filter(bot_id=bot_id, status=V.ACTIVE).exclude(pk=keep)
+    retired = list(active.values_list("pk", flat=True))
+    if retired and active.filter(pk__in=retired).update(status=V.RETIRED):
+        versions_retired.send(sender=Bot, bot_id=bot_id, version_ids=retired)
+    return retired
+
+
+def activate(user: User | AnonymousUser, version: BotVersion) -> BotVersion:
+    """Make a retired version the bot's active one again (owner only): the version active
+    until now is retired, keeping its games and rating, as a version that passes its check
+    does. Only a version that passed its check (now retired) of a bot not withdrawn can be
+    activated; anything else raises :class:`ActivationError` and changes nothing. Activating
+    the active version does nothing. Returns the version as it is now.
+    """
+    bot = version.bot
+    _require_manager(user, bot)
+    try:
+        with transaction.atomic():
+            # One change of a bot's active version at a time (PostgreSQL; SQLite serialises
+            # transactions), backed by the one-active-version-per-bot constraint.
+            locked = Bot.objects.select_for_update().filter(pk=bot.pk).first()
+            if locked is None or locked.status != Bot.Status.ACTIVE:
+                raise ActivationError(f"{bot.name} was withdrawn: none of its versions can play")
+            current = BotVersion.objects.get(pk=version.pk)
+            if current.status == V.ACTIVE:
+                return current
+            if current.status != V.RETIRED:
+                raise ActivationError(
+                    f"{current.label} is {current.get_status_display()}: only a version that "
+                    "passed its check (a retired one) can be made active"
+                )
+            _retire_active(bot.pk, keep=current.pk)
+            if not BotVersion.objects.filter(pk=current.pk, status=V.RETIRED).update(
+                status=V.ACTIVE
+            ):
+                raise ActivationError(f"{current.label} changed meanwhile; try again")
+    except IntegrityError:
+        raise ActivationError(
+            f"another version of {bot.name} became active meanwhile; try again"
+        ) from None
+    return BotVersion.objects.select_related("bot").get(pk=version.pk)
+
+
 def source_path(user: User | AnonymousUser, version: BotVersion) -> Path:
     """The stored upload of a version, for its owner to download."""
     _require_manager(user, version.bot)
@@ -366,9 +419,7 @@ def close_check(version_id: int, attempt: int, verdict: Verdict) -> BotVersion |
                 return version
             withdrawn = version.bot.status != Bot.Status.ACTIVE
             if not withdrawn:
-                BotVersion.objects.filter(bot_id=version.bot_id, status=V.ACTIVE).exclude(
-                    pk=version_id
-                ).update(status=V.RETIRED)
+                _retire_active(version.bot_id, keep=version_id)
             if not mine.update(
                 status=V.RETIRED if withdrawn else V.ACTIVE,
                 checked_at=now,

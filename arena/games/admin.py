@@ -62,10 +62,14 @@ class RatingStateAdmin(admin.ModelAdmin):
 
 @admin.register(Rating)
 class RatingAdmin(admin.ModelAdmin):
-    list_display = ("variant", "rank", "version", "elo", "error", "games", "points")
+    list_display = ("variant", "rank", "version", "elo", "error", "games", "provisional", "points")
     list_filter = ("variant",)
     list_select_related = ("version__bot",)
     search_fields = ("version__bot__name",)
+
+    @admin.display(boolean=True, description="provisional")
+    def provisional(self, obj: Rating) -> bool:
+        return obj.provisional
 
 
 @admin.register(RatingPoint)

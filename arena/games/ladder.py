@@ -2,8 +2,9 @@
 version only in the variants it declares.
 
 The periodic ``schedule_ladder`` task tops each variant up to ``LADDER_QUEUE_DEPTH`` matches
-queued or running; :func:`schedule_variant` chooses who plays whom. Withdrawn bots' waiting
-ladder matches are cancelled by :mod:`arena.games.receivers`.
+queued or running, in pairs of games with the colours reversed from one opening;
+:func:`schedule_variant` chooses who plays whom. The waiting ladder matches of withdrawn bots
+and retired versions are cancelled by :mod:`arena.games.receivers`.
 """
 
 from __future__ import annotations
@@ -19,13 +20,15 @@ from django.utils import timezone
 from arena.bots.models import Bot, BotVersion, playing
 from arena.games import failures, services
 from arena.games.models import Match, PairStats, Rating
+from arena.referee.openings import opening
 
 S = Match.Status
 _IN_FLIGHT = (S.QUEUED, S.RUNNING)
 
 
 def schedule_ladder(rng: random.Random | None = None) -> list[Match]:
-    """Top up every ladder variant's queue to ``LADDER_QUEUE_DEPTH`` matches in flight."""
+    """Top up every ladder variant's queue to ``LADDER_QUEUE_DEPTH`` matches in flight (one
+    more at most: a pair is never split)."""
     rng = rng or random.Random()
     created: list[Match] = []
     for variant in settings.LADDER_VARIANTS:
@@ -36,13 +39,17 @@ def schedule_ladder(rng: random.Random | None = None) -> list[Match]:
 def schedule_variant(
     variant: str, *, rng: random.Random | None = None, depth: int | None = None
 ) -> list[Match]:
-    """Queue ladder matches in one variant until ``depth`` are queued or running.
+    """Queue ladder matches in one variant, a pair at a time, while fewer than ``depth`` are
+    queued or running (so at most ``depth + 1`` are: a pair is never split).
 
-    Only the active versions that declare the variant play (both players of every match),
-    except those paused for failing often there (``ARENA_PAUSE_FAILING_VERSIONS``).
-    The player with the fewest games (counting its games in flight) plays first; its opponent
-    is the one whose rating is closest, weighed against how many games that one has (another
-    version of the same bot only when nobody else is there). Colours alternate per pair.
+    Only the active versions of bots not withdrawn that declare the variant play (both
+    players of every match), except those paused for failing often there
+    (``ARENA_PAUSE_FAILING_VERSIONS``). The player with the fewest games (counting its games
+    in flight) plays first; its opponent is the one whose rating is closest, weighed against
+    how many games that one has, among the versions of other owners (the same owner's other bots only
+    when nobody else is there). Each pairing is two matches with the colours reversed, from
+    the same seed and opening (``OPENING_PLIES`` ring placements drawn with that seed), so that
+    neither side profits from an easy start.
     """
     rng = rng or random.Random()
     depth = settings.LADDER_QUEUE_DEPTH if depth is None else depth
@@ -52,17 +59,18 @@ def schedule_variant(
         flying = Match.objects.filter(
             kind=Match.Kind.LADDER, variant=variant, status__in=_IN_FLIGHT
         )
-        room = depth - flying.count()
-        if room <= 0:
+        in_flight = flying.count()
+        if in_flight >= depth:
             return []
-        players = dict(
+        owners = dict(
             BotVersion.objects.filter(
                 playing(variant),
                 failures.paused_versions(variant),
                 status=BotVersion.Status.ACTIVE,
                 bot__status=Bot.Status.ACTIVE,
-            ).values_list("pk", "bot_id")
+            ).values_list("pk", "bot__owner_id")
         )
+        players = sorted(owners)
         if len(players) < 2:
             return []
         elo: dict[int, float] = {}
@@ -79,11 +87,11 @@ def schedule_variant(
             busy[w] += 1
             busy[b] += 1
             colours[w, b] += 1
-        for _ in range(room):
+        while in_flight < depth:
             load = {v: games[v] + busy[v] for v in players}
             lightest = min(load.values())
-            a = rng.choice(sorted(v for v in players if load[v] == lightest))
-            others = [v for v in players if v != a and players[v] != players[a]] or [
+            a = rng.choice([v for v in players if load[v] == lightest])
+            others = [v for v in players if owners[v] != owners[a]] or [
                 v for v in players if v != a
             ]
             scale = max(1.0, sum(load.values()) / len(load))
@@ -95,27 +103,35 @@ def schedule_variant(
                 for v in others
             ]
             b = min(scored)[2]
-            white, black = _colours(variant, a, b, colours)
-            m = Match.objects.create(
-                variant=variant,
-                kind=Match.Kind.LADDER,
-                status=S.QUEUED,
-                queued_at=timezone.now(),
-                white_id=white,
-                black_id=black,
-                time_control=tc,
-                seed=rng.randrange(2**31),
-            )
-            services.dispatch(m.pk, tc)
-            busy[a] += 1
-            busy[b] += 1
-            colours[white, black] += 1
-            created.append(m)
+            white, black = _colours(variant, a, b, colours, rng)
+            seed = rng.randrange(2**31)
+            start = " ".join(opening(variant, seed, settings.OPENING_PLIES))
+            for w, bl in ((white, black), (black, white)):
+                m = Match.objects.create(
+                    variant=variant,
+                    kind=Match.Kind.LADDER,
+                    status=S.QUEUED,
+                    queued_at=timezone.now(),
+                    white_id=w,
+                    black_id=bl,
+                    time_control=tc,
+                    seed=seed,
+                    opening=start,
+                )
+                services.dispatch(m.pk, tc)
+                colours[w, bl] += 1
+                created.append(m)
+            busy[a] += 2
+            busy[b] += 2
+            in_flight += 2
     return created
 
 
-def _colours(variant: str, a: int, b: int, in_flight: Counter[tuple[int, int]]) -> tuple[int, int]:
-    """(white, black) for a and b: whoever had white less often in this pair gets it."""
+def _colours(
+    variant: str, a: int, b: int, in_flight: Counter[tuple[int, int]], rng: random.Random
+) -> tuple[int, int]:
+    """(white, black) of a pairing's first game: whoever had white less often in this pair
+    (a game of a pair may have been cancelled), else either at random."""
     played = dict.fromkeys([(a, b), (b, a)], 0)
     for w, bl, wins, draws, losses in PairStats.objects.filter(
         Q(white_id=a, black_id=b) | Q(white_id=b, black_id=a), variant=variant
@@ -125,12 +141,4 @@ def _colours(variant: str, a: int, b: int, in_flight: Counter[tuple[int, int]]) 
     ba = played[b, a] + in_flight[b, a]
     if ab != ba:
         return (a, b) if ab < ba else (b, a)
-    # Even so far: the one who had black in their latest game takes white.
-    last = (
-        Match.objects.filter(Q(white_id=a, black_id=b) | Q(white_id=b, black_id=a))
-        .filter(variant=variant)
-        .order_by("-pk")
-        .values_list("white_id", flat=True)
-        .first()
-    )
-    return (b, a) if last == a else (a, b)
+    return (a, b) if rng.random() < 0.5 else (b, a)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
@@ -140,6 +141,11 @@ class Match(models.Model):
         return reverse("match", args=[self.pk])
 
     @property
+    def opening_actions(self) -> list[str]:
+        """The opening's actions, in order (none: the game starts from the empty board)."""
+        return self.opening.split()
+
+    @property
     def score(self) -> str:
         """``1-0``, ``0-1``, ``1/2-1/2``, or ``*`` while it has no result."""
         return self.Result(self.result).label if self.result else "*"
@@ -238,6 +244,12 @@ class Rating(models.Model):
     @property
     def percent(self) -> float:
         return 100.0 * self.points / self.games if self.games else 0.0
+
+    @property
+    def provisional(self) -> bool:
+        """Fitted from fewer than ``RATING_PROVISIONAL_GAMES`` games: the one definition of a
+        provisional rating, for every page and the API."""
+        return self.games < settings.RATING_PROVISIONAL_GAMES
 
 
 class RatingPoint(models.Model):

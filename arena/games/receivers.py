@@ -9,7 +9,8 @@ from arena.games.models import Match
 
 
 def cancel_ladder_matches(sender: object, *, version_ids: list[int], **kwargs: object) -> None:
-    """A withdrawn bot's ladder matches that have not started are cancelled."""
+    """The ladder matches not started yet of versions that stopped playing on the ladder (a
+    withdrawn bot's, a retired version's) are cancelled: only active versions play there."""
     waiting = Match.objects.filter(
         kind=Match.Kind.LADDER, status__in=[Match.Status.PENDING, Match.Status.QUEUED]
     )

@@ -671,8 +671,10 @@ class _Game:
             "Date": self.started_wall.strftime("%Y.%m.%d"),
             "TimeControl": str(config.time),
         }
+        # The seed given to the bots and the actions played for them: with the bots, all a
+        # re-run needs to reproduce the game.
+        headers["Seed"] = str(config.seed)
         if config.opening:
-            # The actions played for the bots: a re-run with this opening reproduces the game.
             headers["Opening"] = " ".join(config.opening)
         headers.update(dict(config.headers))
         record = engine.Record.from_state(self.state, None if aborted else outcome, **headers)

@@ -18,9 +18,10 @@ played one after another, their rounds numbered on::
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-__all__ = ["Pairing", "TournamentError", "circle_rounds", "round_robin"]
+__all__ = ["Pairing", "TournamentError", "circle_rounds", "leg_seeds", "round_robin"]
 
 
 class TournamentError(ValueError):
@@ -30,13 +31,24 @@ class TournamentError(ValueError):
 
 @dataclass(frozen=True)
 class Pairing:
-    """One scheduled game: its number (from 1, in the order of play), its round (from 1), and
-    the indexes of the players with White and Black."""
+    """One scheduled game: its number (from 1, in the order of play), its round (from 1), the
+    indexes of the players with White and Black, and its cycle (from 0)."""
 
     number: int
     round: int
     white: int
     black: int
+    cycle: int = 0
+
+    @property
+    def leg(self) -> tuple[int, int, int]:
+        """The games that start from one opening share it: the two games of a pair in cycles
+        ``2k`` and ``2k + 1``, with the colours reversed (a last, odd cycle's game has its own).
+
+        >>> [p.leg for p in round_robin(2, 3)]
+        [(0, 1, 0), (0, 1, 0), (0, 1, 1)]
+        """
+        return (min(self.white, self.black), max(self.white, self.black), self.cycle // 2)
 
 
 def circle_rounds(players: int) -> list[list[tuple[int, int]]]:
@@ -72,8 +84,9 @@ def circle_rounds(players: int) -> list[list[tuple[int, int]]]:
 
 def round_robin(players: int, games_per_pair: int = 1) -> list[Pairing]:
     """Every pair meets ``games_per_pair`` times: that many cycles of :func:`circle_rounds`,
-    the colours reversed in every other cycle. Raises :class:`TournamentError` for fewer than
-    two players or fewer than one game per pair."""
+    the colours reversed in every other cycle (so cycles ``2k`` and ``2k + 1`` make the
+    colour-reversed pairs of games that share an opening, :attr:`Pairing.leg`). Raises
+    :class:`TournamentError` for fewer than two players or fewer than one game per pair."""
     if games_per_pair < 1:
         raise TournamentError("a round robin needs at least one game per pair")
     cycle = circle_rounds(players)
@@ -84,5 +97,22 @@ def round_robin(players: int, games_per_pair: int = 1) -> list[Pairing]:
             round_number += 1
             for a, b in pairs:
                 white, black = (a, b) if game % 2 == 0 else (b, a)
-                out.append(Pairing(len(out) + 1, round_number, white, black))
+                out.append(Pairing(len(out) + 1, round_number, white, black, game))
+    return out
+
+
+def leg_seeds(pairings: Sequence[Pairing], draw: Callable[[], int]) -> list[int]:
+    """A seed for each pairing: ``draw()`` once per :attr:`~Pairing.leg`, so that both games
+    of a colour-reversed pair get the same one (and so the same opening, drawn with it).
+
+    >>> seeds = iter(range(100, 200))
+    >>> leg_seeds(round_robin(2, 3), lambda: next(seeds))
+    [100, 100, 101]
+    """
+    drawn: dict[tuple[int, int, int], int] = {}
+    out = []
+    for p in pairings:
+        if p.leg not in drawn:
+            drawn[p.leg] = draw()
+        out.append(drawn[p.leg])
     return out

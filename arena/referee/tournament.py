@@ -6,8 +6,9 @@ finished game's record and transcript, and reports each result as it comes; sett
 ``tournament`` commands are built on it.
 
 :class:`Tournament` is a round-robin of ``rounds`` rounds: in each, every pair of players meets
-twice, once with each colour, which is two cycles of the one scheduler,
-:func:`arena.referee.schedule.round_robin` (``games_per_pair = 2 * rounds``)::
+twice, once with each colour and from the same opening (``plies`` ring placements), which is
+two cycles of the one scheduler, :func:`arena.referee.schedule.round_robin`
+(``games_per_pair = 2 * rounds``)::
 
     >>> [(p.white, p.black) for p in round_robin(3, games_per_pair=2)]
     [(1, 2), (2, 0), (0, 1), (2, 1), (0, 2), (1, 0)]
@@ -33,6 +34,7 @@ from typing import Any
 import engine
 from arena.referee.bots import BotError, BotSpec
 from arena.referee.match import GameConfig, GameResult, Referee, RefereeError, TimeControl
+from arena.referee.openings import opening
 from arena.referee.schedule import Pairing, TournamentError, round_robin
 
 __all__ = [
@@ -209,6 +211,8 @@ class Tournament:
     time: TimeControl
     rounds: int
     seed: int
+    #: Ring placements of each game's opening (0: the empty board).
+    plies: int = 0
     games: dict[int, FinishedGame] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -222,6 +226,25 @@ class Tournament:
         if self.rounds < 1:
             raise TournamentError("a tournament needs at least one round")
         self.schedule: list[Pairing] = round_robin(len(self.players), 2 * self.rounds)
+        try:
+            self.openings = self._draw_openings()
+        except ValueError as e:
+            raise TournamentError(str(e)) from None
+
+    def game_seed(self, number: int) -> int:
+        """The seed given to the bots in game ``number``."""
+        return self.seed * 1_000_003 + number
+
+    def _draw_openings(self) -> dict[int, tuple[str, ...]]:
+        """Each game's opening: the two games of a pair with the colours reversed share one,
+        drawn with the seed of the first of them (:attr:`Pairing.leg`)."""
+        first: dict[tuple[int, int, int], int] = {}
+        for p in self.schedule:
+            first.setdefault(p.leg, p.number)
+        return {
+            p.number: opening(self.variant, self.game_seed(first[p.leg]), self.plies)
+            for p in self.schedule
+        }
 
     # ------------------------------------------------------------------------- state
 
@@ -236,6 +259,9 @@ class Tournament:
             "time": str(self.time),
             "rounds": self.rounds,
             "seed": self.seed,
+            "plies": self.plies,
+            # Kept so that a resumed run plays the very openings the first run drew.
+            "openings": {str(n): " ".join(o) for n, o in sorted(self.openings.items())},
             "players": [
                 {"name": n, "path": str(p.path), "digest": p.digest, "trusted": p.trusted}
                 for n, p in zip(self.names, self.players, strict=True)
@@ -284,7 +310,13 @@ class Tournament:
             TimeControl.parse(data["time"]),
             int(data["rounds"]),
             int(data["seed"]),
+            # A tournament saved before openings existed started every game from the empty board.
+            int(data.get("plies", 0)),
         )
+        saved = data.get("openings", {})
+        for number in t.openings:
+            if str(number) in saved:
+                t.openings[number] = tuple(str(saved[str(number)]).split())
         for g in data["games"]:
             game = FinishedGame(**g)
             t.games[game.number] = game
@@ -292,11 +324,12 @@ class Tournament:
 
     def check_same(self, other: Tournament) -> None:
         """Raise TournamentError unless ``other`` has the same players and settings."""
-        mine = (self.variant, str(self.time), self.rounds, self.seed)
-        theirs = (other.variant, str(other.time), other.rounds, other.seed)
+        mine = (self.variant, str(self.time), self.rounds, self.seed, self.plies)
+        theirs = (other.variant, str(other.time), other.rounds, other.seed, other.plies)
         if mine != theirs:
             raise TournamentError(
-                "cannot resume with other settings: saved variant, time, rounds, seed = "
+                "cannot resume with other settings: saved variant, time, rounds, seed, opening "
+                "plies = "
                 f"{mine}, given {theirs}"
             )
         if [p.digest for p in self.players] != [p.digest for p in other.players]:
@@ -317,7 +350,8 @@ class Tournament:
                 white,
                 black,
                 self.time,
-                seed=self.seed * 1_000_003 + p.number,
+                seed=self.game_seed(p.number),
+                opening=self.openings[p.number],
                 headers=(("Event", "round-robin"), ("Round", f"{p.round}.{p.number}")),
             )
             name = (

@@ -32,7 +32,8 @@ from arena.games.services import queue_pending
 from arena.notifications.models import Event
 from arena.notifications.services import notify
 from arena.referee.match import TimeControl
-from arena.referee.schedule import TournamentError, round_robin
+from arena.referee.openings import opening
+from arena.referee.schedule import TournamentError, leg_seeds, round_robin
 from arena.tournaments import limits
 from arena.tournaments.models import Entry, Tournament
 
@@ -86,7 +87,11 @@ def create(
     rated: bool = True,
 ) -> Tournament:
     """Create a round robin between the bots' active versions and start it. Every entrant's
-    active version must declare the variant (a bot that does not is refused, by name)."""
+    active version must declare the variant (a bot that does not is refused, by name).
+
+    The two games of a pair with the colours reversed (cycles ``2k`` and ``2k + 1`` of the
+    schedule) share a seed and so an opening (``OPENING_PLIES`` ring placements drawn with
+    it); with an odd ``games_per_pair`` the last game of each pair has its own."""
     if not can_organise(organiser):
         raise PermissionDenied("you may not organise tournaments")
     if variant not in Variant.values:
@@ -131,6 +136,9 @@ def create(
         Entry.objects.bulk_create(
             Entry(tournament=t, version=v, seed=i + 1) for i, v in enumerate(entrants)
         )
+        schedule = round_robin(len(entrants), games_per_pair)
+        seeds = leg_seeds(schedule, lambda: rng.randrange(2**31))
+        starts = {s: " ".join(opening(variant, s, settings.OPENING_PLIES)) for s in set(seeds)}
         matches = [
             Match(
                 variant=variant,
@@ -139,12 +147,13 @@ def create(
                 white=entrants[p.white],
                 black=entrants[p.black],
                 time_control=tc,
-                seed=rng.randrange(2**31),
+                seed=seed,
+                opening=starts[seed],
                 rated=rated,
                 tournament=t,
                 round=p.round,
             )
-            for p in round_robin(len(entrants), games_per_pair)
+            for p, seed in zip(schedule, seeds, strict=True)
         ]
         Match.objects.bulk_create(matches, batch_size=1000)
         release(t.pk)

@@ -17,6 +17,11 @@ urlpatterns = [
     path("bots/<slug:name>/upload/", views.upload_version, name="bot-upload"),
     path("bots/<slug:name>/v<int:number>/source", views.version_source, name="version-source"),
     path(
+        "bots/<slug:name>/v<int:number>/activate/",
+        views.version_activate,
+        name="version-activate",
+    ),
+    path(
         "bots/<slug:name>/v<int:number>/check.json",
         views.version_check_transcript,
         name="version-check-transcript",

@@ -127,6 +127,7 @@ def leaderboard(request: HttpRequest, variant: str = "yinsh") -> HttpResponse:
             "include_retired": include_retired,
             "anchor": settings.RATING_ANCHOR_BOT,
             "anchor_elo": settings.RATING_ANCHOR_ELO,
+            "provisional_games": settings.RATING_PROVISIONAL_GAMES,
         },
     )
 
@@ -163,10 +164,21 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
         .values_list("version_id", "variant", "at", "elo")
     ):
         history[variant][vid].append((at, elo))
+    provisional = {
+        (r.version_id, r.variant) for rs in by_version.values() for r in rs if r.provisional
+    }
     charts = [
         (
             Variant(variant).label,
-            history_svg([Series(labels[vid], pts) for vid, pts in sorted(per.items())]),
+            history_svg(
+                [
+                    Series(
+                        labels[vid] + (" (provisional)" if (vid, variant) in provisional else ""),
+                        pts,
+                    )
+                    for vid, pts in sorted(per.items())
+                ]
+            ),
         )
         for variant, per in sorted(history.items())
     ]
@@ -259,6 +271,20 @@ def bot_delete(request: AuthenticatedHttpRequest, name: str) -> HttpResponse:
         return redirect("home")
     messages.success(request, f"{name} was withdrawn; its games and ratings stay.")
     return redirect(bot)
+
+
+@login_required
+@require_POST
+def version_activate(request: AuthenticatedHttpRequest, name: str, number: int) -> HttpResponse:
+    """Make a retired version the bot's active one again (owner only)."""
+    version = _own_version(request, name, number)
+    try:
+        bots.activate(request.user, version)
+    except bots.ActivationError as e:
+        messages.error(request, str(e))
+    else:
+        messages.success(request, f"{version.label} is the active version; it plays again.")
+    return redirect(version.bot)
 
 
 def _own_version(request: HttpRequest, name: str, number: int) -> BotVersion:

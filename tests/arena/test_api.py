@@ -71,6 +71,7 @@ def test_the_schema_is_valid_openapi_and_lists_every_endpoint() -> None:
         "/api/versions/{id}/",
         "/api/versions/{id}/source/",
         "/api/versions/{id}/history/",
+        "/api/versions/{id}/activate/",
         "/api/matches/",
         "/api/matches/{id}/",
         "/api/matches/{id}/record/",

@@ -20,7 +20,7 @@ from arena.bots import services as bots
 from arena.bots.models import BotVersion
 from arena.games import ladder, tasks
 from arena.games.models import Match, MatchRecord, Rating
-from tests.arena.conftest import BOTS, wait_for, zipped_folder
+from tests.arena.conftest import BOTS, make_version, wait_for, zipped_folder
 
 
 @pytest.mark.slow
@@ -59,11 +59,16 @@ def test_upload_check_rate_and_download_through_a_real_worker(
     mine.refresh_from_db()
     assert mine.report[-1].startswith("passed")
 
-    # The ladder schedules a match; the worker plays it.
-    (match,) = ladder.schedule_variant("blitz", depth=1)
+    # The ladder schedules a pair of matches; the worker plays them.
+    match, reverse = ladder.schedule_variant("blitz", depth=1)
     wait_for(
-        "the ladder match",
-        lambda: Match.objects.get(pk=match.pk).status in ("finished", "aborted"),
+        "the ladder matches",
+        lambda: (
+            Match.objects.filter(
+                pk__in=[match.pk, reverse.pk], status__in=("finished", "aborted")
+            ).count()
+            == 2
+        ),
         worker,
     )
     match.refresh_from_db()
@@ -92,3 +97,38 @@ def test_upload_check_rate_and_download_through_a_real_worker(
         == Client().get(f"/matches/{match.pk}/record.short.txt").content.decode()
     )
     assert record.headers["White"] in (mine.label, anchor.label)
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_the_ladder_plays_colour_reversed_pairs_from_one_opening_through_a_real_worker(
+    worker: Callable[[], str], user: Any, other_user: Any, settings: Any
+) -> None:
+    settings.LADDER_TIME_CONTROL = "5+0.1"
+    settings.OPENING_PLIES = 4
+    a = make_version(user, "pair-a")
+    b = make_version(other_user, "pair-b", folder=BOTS / "greedy")
+    made = ladder.schedule_variant("yinsh", depth=3)
+    assert len(made) == 4  # two pairings, not split: one over the depth
+    ids = [m.pk for m in made]
+    wait_for(
+        "the ladder pairs",
+        lambda: Match.objects.filter(pk__in=ids, status__in=("finished", "aborted")).count() == 4,
+        worker,
+    )
+    played = list(Match.objects.filter(pk__in=ids).order_by("pk"))
+    assert all(m.status == "finished" for m in played), [(m.pk, m.reason) for m in played]
+    openings = []
+    for first, second in (played[0:2], played[2:4]):
+        assert (first.white_id, first.black_id) == (second.black_id, second.white_id)
+        assert {first.white_id, first.black_id} == {a.pk, b.pk}
+        assert first.seed == second.seed and first.opening == second.opening
+        for m in (first, second):
+            data = MatchRecord.objects.get(match=m)
+            record = engine.Record.parse(data.record)
+            assert record.headers["Opening"] == m.opening
+            assert [str(x) for x in record.actions[:4]] == m.opening.split()
+            assert data.transcript["opening"] == m.opening.split()
+            assert data.transcript["seed"] == m.seed
+        openings.append(first.opening)
+    assert openings[0] != openings[1]  # each pairing its own opening

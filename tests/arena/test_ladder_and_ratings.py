@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
-from arena.bots.models import BotVersion, playing
+from arena.bots.models import Bot, BotVersion, playing
 from arena.games import ladder, ratings, services
 from arena.games.models import Match, PairStats, Rating, RatingPoint, RatingState
+from arena.referee.openings import opening
 from tests.arena.conftest import make_version
 from tests.arena.test_matches import fake_result
 
@@ -38,12 +39,15 @@ def test_the_ladder_keeps_a_bounded_number_of_matches_in_flight(
     make_version(user, "a")
     make_version(user, "b")
     created = ladder.schedule_ladder(random.Random(1))
-    assert len(created) == 6
+    # Pairs are never split: two pairs per variant, one more than the depth.
+    assert len(created) == 8
     assert {m.variant for m in created} == {"yinsh", "blitz"}
     assert all(m.status == S.QUEUED and m.kind == Match.Kind.LADDER for m in created)
     assert ladder.schedule_ladder(random.Random(2)) == []  # full: nothing more
     play_out(created[0], "white")
-    assert len(ladder.schedule_ladder(random.Random(3))) == 1  # one slot freed
+    assert ladder.schedule_ladder(random.Random(3)) == []  # 3 in flight: still full
+    play_out(created[1], "white")
+    assert len(ladder.schedule_ladder(random.Random(4))) == 2  # under the depth: one pair
 
 
 @pytest.mark.django_db
@@ -85,16 +89,16 @@ def test_the_versions_playing_a_variant_are_found_by_its_whole_name(user: Any) -
 
 
 @pytest.mark.django_db
-def test_the_ladder_prefers_the_version_with_the_fewest_games(user: Any) -> None:
+def test_the_ladder_prefers_the_version_with_the_fewest_games(user: Any, other_user: Any) -> None:
     veteran_a = make_version(user, "veteran-a")
-    veteran_b = make_version(user, "veteran-b")
-    newcomer = make_version(user, "newcomer")
+    veteran_b = make_version(other_user, "veteran-b")
+    newcomer = make_version(other_user, "newcomer")
     rate(veteran_a, "yinsh", 1000, 500)
     rate(veteran_b, "yinsh", 1010, 500)
     for seed in range(5):
         Match.objects.all().delete()
-        (m,) = ladder.schedule_variant("yinsh", rng=random.Random(seed), depth=1)
-        assert newcomer.pk in (m.white_id, m.black_id)
+        pair = ladder.schedule_variant("yinsh", rng=random.Random(seed), depth=1)
+        assert all(newcomer.pk in (m.white_id, m.black_id) for m in pair)
 
 
 @pytest.mark.django_db
@@ -107,34 +111,93 @@ def test_the_ladder_pairs_close_ratings(user: Any) -> None:
     rate(far, "yinsh", 2400, 20)
     for seed in range(5):
         Match.objects.all().delete()
-        (m,) = ladder.schedule_variant("yinsh", rng=random.Random(seed), depth=1)
-        assert {m.white_id, m.black_id} == {a.pk, near.pk}
+        pair = ladder.schedule_variant("yinsh", rng=random.Random(seed), depth=1)
+        assert all({m.white_id, m.black_id} == {a.pk, near.pk} for m in pair)
 
 
 @pytest.mark.django_db
-def test_the_ladder_alternates_colours_within_a_pair(user: Any) -> None:
+def test_the_ladder_schedules_colour_reversed_pairs_from_one_opening(
+    user: Any, other_user: Any, settings: Any
+) -> None:
+    settings.OPENING_PLIES = 4
+    a = make_version(user, "a")
+    b = make_version(other_user, "b")
+    openings = set()
+    for seed in range(4):
+        first, second = ladder.schedule_variant("yinsh", rng=random.Random(seed), depth=1)
+        assert (first.white_id, first.black_id) == (second.black_id, second.white_id)
+        assert {first.white_id, first.black_id} == {a.pk, b.pk}
+        assert first.seed == second.seed
+        assert first.opening == second.opening
+        assert tuple(first.opening.split()) == opening("yinsh", first.seed, 4)
+        openings.add(first.opening)
+        play_out(first, "white")
+        play_out(second, "black")
+    assert len(openings) == 4  # a new opening for every pair
+
+
+@pytest.mark.django_db
+def test_the_ladder_starts_from_the_empty_board_with_no_opening_plies(
+    user: Any, settings: Any
+) -> None:
+    settings.OPENING_PLIES = 0
+    make_version(user, "a")
+    make_version(user, "b")
+    pair = ladder.schedule_variant("yinsh", rng=random.Random(0), depth=1)
+    assert [m.opening for m in pair] == ["", ""]
+
+
+@pytest.mark.django_db
+def test_the_ladder_keeps_the_colours_of_a_pairing_even(user: Any) -> None:
     a = make_version(user, "a")
     b = make_version(user, "b")
-    colours = []
-    for seed in range(6):
-        (m,) = ladder.schedule_variant("yinsh", rng=random.Random(seed), depth=1)
-        colours.append((m.white_id, m.black_id))
-        play_out(m, "draw")
-    assert colours.count((a.pk, b.pk)) == 3 and colours.count((b.pk, a.pk)) == 3
-    assert all(colours[i] != colours[i + 1] for i in range(5))
+    for seed in range(4):
+        for m in ladder.schedule_variant("yinsh", rng=random.Random(seed), depth=1):
+            play_out(m, "draw")
+    assert PairStats.objects.get(white=a, black=b).games == 4
+    assert PairStats.objects.get(white=b, black=a).games == 4
+    # A game of a pair that was cancelled: the next pairing starts with the colour owed.
+    first, second = ladder.schedule_variant("yinsh", rng=random.Random(9), depth=1)
+    play_out(first, "draw")
+    Match.objects.filter(pk=second.pk).update(status=S.CANCELLED)
+    (owed, _) = ladder.schedule_variant("yinsh", rng=random.Random(10), depth=1)
+    assert (owed.white_id, owed.black_id) == (second.white_id, second.black_id)
 
 
 @pytest.mark.django_db
-def test_the_ladder_avoids_two_versions_of_one_bot_when_others_exist(user: Any) -> None:
-    old = make_version(user, "same", status="active")
-    # A second active version of the same bot cannot exist (one active per bot), so use a
-    # retired one made active on another bot... instead check the plain case: other bots win.
-    other = make_version(user, "other")
-    third = make_version(user, "third")
-    made = ladder.schedule_variant("yinsh", rng=random.Random(0), depth=3)
+def test_the_ladder_pairs_bots_of_different_owners_first(user: Any, other_user: Any) -> None:
+    """One owner's two near-identical bots meet only when nobody else is there."""
+    twin_a = make_version(user, "twin-a")
+    twin_b = make_version(user, "twin-b")
+    rate(twin_a, "yinsh", 1500, 10)
+    rate(twin_b, "yinsh", 1500, 10)  # the perfect match by rating and load...
+    stranger = make_version(other_user, "stranger")
+    rate(stranger, "yinsh", 2200, 400)  # ...but another owner's bot, far and busy, is chosen
+    made = []
+    for seed in range(6):
+        Match.objects.all().delete()
+        made += ladder.schedule_variant("yinsh", rng=random.Random(seed), depth=5)
+    assert made
     for m in made:
-        assert m.white_id != m.black_id
-    assert {old.pk, other.pk, third.pk} >= {m.white_id for m in made}
+        owners = {m.white.bot.owner_id, m.black.bot.owner_id}
+        assert len(owners) == 2, (m.white.label, m.black.label)
+    # Alone with its own bots, an owner's bots meet each other.
+    BotVersion.objects.filter(pk=stranger.pk).update(status=BotVersion.Status.RETIRED)
+    Match.objects.all().delete()
+    alone = ladder.schedule_variant("yinsh", rng=random.Random(0), depth=1)
+    assert {alone[0].white_id, alone[0].black_id} == {twin_a.pk, twin_b.pk}
+
+
+@pytest.mark.django_db
+def test_a_withdrawn_bot_or_a_retired_version_gets_no_ladder_games(user: Any) -> None:
+    a = make_version(user, "a")
+    gone = make_version(user, "gone")
+    Bot.objects.filter(pk=gone.bot_id).update(status=Bot.Status.WITHDRAWN)
+    make_version(user, "old", status=BotVersion.Status.RETIRED)
+    assert ladder.schedule_variant("yinsh", rng=random.Random(0), depth=2) == []
+    b = make_version(user, "b")
+    made = ladder.schedule_variant("yinsh", rng=random.Random(0), depth=2)
+    assert {v for m in made for v in (m.white_id, m.black_id)} == {a.pk, b.pk}
 
 
 # ----------------------------------------------------------------------------- ratings
@@ -273,3 +336,15 @@ def test_a_rating_without_an_interval_reads_as_text(user: Any) -> None:
     unknown = Rating(variant="yinsh", version=v, elo=1234.4, error=None, games=3, points=1, rank=1)
     assert str(known).endswith("yinsh: 1234 ± 56")
     assert str(unknown).endswith("yinsh: 1234 (interval unknown)")
+
+
+@pytest.mark.parametrize(("plies", "errors"), [(0, 0), (4, 0), (10, 0), (11, 1), (-1, 1)])
+def test_opening_plies_that_do_not_fit_every_variant_are_refused_at_start(
+    settings: Any, plies: int, errors: int
+) -> None:
+    from arena.checks import check_opening_plies
+
+    settings.OPENING_PLIES = plies
+    found = check_opening_plies(None)
+    assert len(found) == errors
+    assert all("ARENA_OPENING_PLIES" in e.msg for e in found)

@@ -321,6 +321,38 @@ def test_a_match_starts_from_its_opening_and_its_record_keeps_it(pair: tuple[Any
     assert data.transcript["opening"] == ["e5", "f6", "g7", "d4"]
 
 
+@pytest.mark.django_db
+def test_a_rerun_from_a_matchs_seed_and_opening_reproduces_the_game(pair: tuple[Any, Any]) -> None:
+    # The random bot draws its actions from the game's seed: deterministic, like many bots.
+    first = queued_match(*pair, seed=1234, opening="e5 f6 g7 d4")
+    again = queued_match(*pair, seed=1234, opening="e5 f6 g7 d4")
+    other = queued_match(*pair, seed=1234, opening="a2 b3 c4 d5")
+    for m in (first, again, other):
+        assert services.play(m.pk, worker_name="test") == "finished"
+
+    def actions(m: Match) -> list[str]:
+        record = engine.Record.parse(MatchRecord.objects.get(match=m).record)
+        return [str(a) for a in record.actions]
+
+    assert actions(first) == actions(again)
+    assert actions(first) != actions(other)
+
+
+@pytest.mark.django_db
+def test_the_match_page_and_the_api_show_the_opening_and_the_seed(pair: tuple[Any, Any]) -> None:
+    from django.test import Client
+    from rest_framework.test import APIClient
+
+    m = queued_match(*pair, seed=99, opening="e5 f6 g7 d4")
+    page = Client().get(f"/matches/{m.pk}/").content.decode()
+    assert "<code>e5 f6 g7 d4</code>" in page and "seed 99" in page
+    body = APIClient().get(f"/api/matches/{m.pk}/").json()
+    assert body["opening"] == ["e5", "f6", "g7", "d4"] and body["seed"] == 99
+    bare = queued_match(*pair)
+    assert "the empty board" in Client().get(f"/matches/{bare.pk}/").content.decode()
+    assert APIClient().get(f"/api/matches/{bare.pk}/").json()["opening"] == []
+
+
 def test_budgets_grow_with_the_time_control() -> None:
     small = worker.budget_seconds("1+0")
     big = worker.budget_seconds("60+1")

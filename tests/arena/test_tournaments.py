@@ -12,6 +12,7 @@ from django.core.exceptions import PermissionDenied
 
 from arena.games import services as games
 from arena.games.models import Match, MatchRecord
+from arena.referee.openings import opening
 from arena.referee.schedule import round_robin
 from arena.tournaments import services
 from arena.tournaments.models import Tournament
@@ -56,6 +57,35 @@ def test_every_pair_plays_with_balanced_colours(user: Any, entrants: list[Any]) 
     assert set(whites.values()) == {3}
     assert {m.kind for m in matches} == {Match.Kind.TOURNAMENT}
     assert t.entries.count() == 4
+
+
+@pytest.mark.django_db
+def test_the_two_games_of_a_pair_share_an_opening_and_an_odd_last_game_has_its_own(
+    user: Any, entrants: list[Any], settings: Any
+) -> None:
+    settings.OPENING_PLIES = 4
+    t = start(user, entrants, games_per_pair=3)
+    by_pair: dict[frozenset[int], list[Match]] = {}
+    for m in t.matches.order_by("round", "pk"):
+        by_pair.setdefault(frozenset((m.white_id, m.black_id)), []).append(m)
+    assert len(by_pair) == 6
+    seen = set()
+    for first, second, third in by_pair.values():
+        assert (first.white_id, first.black_id) == (second.black_id, second.white_id)
+        assert first.opening == second.opening and first.seed == second.seed
+        assert tuple(first.opening.split()) == opening("blitz", first.seed, 4)
+        assert third.opening != first.opening and len(third.opening.split()) == 4
+        seen |= {first.opening, third.opening}
+    assert len(seen) == 12  # every leg its own opening
+
+
+@pytest.mark.django_db
+def test_a_tournament_without_opening_plies_starts_from_the_empty_board(
+    user: Any, entrants: list[Any], settings: Any
+) -> None:
+    settings.OPENING_PLIES = 0
+    t = start(user, entrants[:2], games_per_pair=2)
+    assert [m.opening for m in t.matches.all()] == ["", ""]
 
 
 @pytest.mark.django_db

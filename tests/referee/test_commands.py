@@ -386,6 +386,98 @@ def test_a_single_executable_file_is_a_bot(tmp_path):
     assert Path(bot).exists()
 
 
+def _opening(out: Path, game: dict) -> str:
+    return engine.Record.parse((out / game["record"]).read_text()).headers.get("Opening", "")
+
+
+def test_a_tournament_plays_each_pair_from_one_opening_and_a_resumed_run_keeps_it(tmp_path):
+    bots = [str(BOTS / "random"), str(BOTS / "greedy")]
+    args = ("--rounds", "2", "--time", "5+0", "--no-sandbox", "--opening-plies", "4")
+    out = run("tournament", *bots, *args, "--out", str(tmp_path))
+    assert "Openings: 4 ring placements" in out
+    path = tmp_path / "tournament.json"
+    state = json.loads(path.read_text())
+    assert state["plies"] == 4
+    games = sorted(state["games"], key=lambda g: g["number"])
+    openings = [_opening(tmp_path, g) for g in games]
+    assert all(len(o.split()) == 4 for o in openings)
+    assert [state["openings"][str(g["number"])] for g in games] == openings
+    # Games 1 and 2 are one pair, colours reversed, from one opening; 3 and 4 the next.
+    assert (games[0]["white"], games[0]["black"]) == (games[1]["black"], games[1]["white"])
+    assert openings[0] == openings[1] and openings[2] == openings[3]
+    assert openings[0] != openings[2]
+
+    # Take the last game back, with another opening in the state: --resume plays that one.
+    other = [o for o in (openings[0], openings[2]) if o != openings[3]][0]
+    state["games"] = [g for g in state["games"] if g["number"] != 4]
+    state["openings"]["4"] = other
+    path.write_text(json.dumps(state))
+    again = run("tournament", "--resume", "--no-sandbox", "--out", str(tmp_path))
+    assert "Resuming: 3 games already played, 1 to go" in again
+    state = json.loads(path.read_text())
+    (replayed,) = [g for g in state["games"] if g["number"] == 4]
+    assert _opening(tmp_path, replayed) == other
+
+
+def test_a_tournament_with_no_opening_plies_starts_from_the_empty_board(tmp_path):
+    bots = [str(BOTS / "random"), str(BOTS / "greedy")]
+    out = run(
+        "tournament",
+        *bots,
+        "--time",
+        "5+0",
+        "--no-sandbox",
+        "--opening-plies",
+        "0",
+        "--out",
+        str(tmp_path),
+    )
+    assert "Openings: none" in out
+    state = json.loads((tmp_path / "tournament.json").read_text())
+    assert all(_opening(tmp_path, g) == "" for g in state["games"])
+
+
+def test_a_tournament_saved_before_openings_resumes_from_the_empty_board(tmp_path):
+    bots = [str(BOTS / "random"), str(BOTS / "greedy")]
+    run(
+        "tournament",
+        *bots,
+        "--rounds",
+        "2",
+        "--time",
+        "5+0",
+        "--no-sandbox",
+        "--opening-plies",
+        "0",
+        "--out",
+        str(tmp_path),
+    )
+    path = tmp_path / "tournament.json"
+    state = json.loads(path.read_text())
+    del state["plies"], state["openings"]
+    state["games"] = [g for g in state["games"] if g["number"] != 4]
+    path.write_text(json.dumps(state))
+    run("tournament", "--resume", "--no-sandbox", "--out", str(tmp_path))
+    state = json.loads(path.read_text())
+    assert state["plies"] == 0 and set(state["openings"].values()) == {""}
+    (replayed,) = [g for g in state["games"] if g["number"] == 4]
+    assert _opening(tmp_path, replayed) == ""
+
+
+def test_resuming_with_other_opening_plies_is_refused(tmp_path):
+    bots = [str(BOTS / "random"), str(BOTS / "greedy")]
+    common = ("--time", "5+0", "--no-sandbox", "--out", str(tmp_path))
+    run("tournament", *bots, *common, "--opening-plies", "2")
+    with pytest.raises(CommandError, match="opening plies"):
+        run("tournament", *bots, *common, "--resume", "--opening-plies", "4")
+
+
+def test_a_tournament_refuses_more_opening_plies_than_rings(tmp_path):
+    bots = [str(BOTS / "random"), str(BOTS / "greedy")]
+    with pytest.raises(CommandError, match="placements"):
+        run("tournament", *bots, "--no-sandbox", "--opening-plies", "11", "--out", str(tmp_path))
+
+
 def test_a_tournament_saved_with_the_old_numbering_is_refused_clearly(tmp_path):
     bots = [str(BOTS / "random"), str(BOTS / "greedy")]
     run("tournament", *bots, "--time", "5+0", "--no-sandbox", "--out", str(tmp_path))

@@ -236,6 +236,13 @@ def test_the_record_names_its_opening_and_replays_from_the_start():
     assert [str(a) for a in again.actions[:2]] == ["e5", "f6"]
 
 
+def test_the_record_names_the_seed_given_to_the_bots():
+    result = Game().play(config(seed=4321, opening=("e5", "f6")))
+    again = engine.Record.parse(result.record_text())
+    assert again.headers["Seed"] == "4321"
+    assert Game().play(config()).record.headers["Seed"] == "0"
+
+
 def test_a_game_without_an_opening_has_no_opening_header():
     assert "Opening" not in Game().play(config()).record.headers
 

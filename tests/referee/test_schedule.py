@@ -69,3 +69,30 @@ def test_a_tournament_error_is_a_value_error_not_an_infrastructure_error():
 
     assert issubclass(TournamentError, ValueError)
     assert not issubclass(TournamentError, InfrastructureError)
+
+
+@pytest.mark.parametrize("players", [2, 3, 4, 5])
+@pytest.mark.parametrize("games_per_pair", [1, 2, 3, 4, 5])
+def test_the_colour_reversed_games_of_a_pair_share_a_leg_and_an_odd_last_game_has_its_own(
+    players, games_per_pair
+):
+    from arena.referee.schedule import leg_seeds
+
+    schedule = round_robin(players, games_per_pair)
+    legs = defaultdict(list)
+    for p in schedule:
+        legs[p.leg].append((p.white, p.black))
+    for games in legs.values():
+        if len(games) == 2:
+            (w1, b1), (w2, b2) = games
+            assert (w1, b1) == (b2, w2)  # the same two players, the colours reversed
+        else:
+            assert len(games) == 1
+    singles = [leg for leg, games in legs.items() if len(games) == 1]
+    pairs_of_players = players * (players - 1) // 2
+    assert len(singles) == (pairs_of_players if games_per_pair % 2 else 0)
+    drawn = iter(range(10**6))
+    seeds = leg_seeds(schedule, lambda: next(drawn))
+    assert len(set(seeds)) == len(legs)
+    by_leg = dict(zip((p.leg for p in schedule), seeds, strict=True))
+    assert seeds == [by_leg[p.leg] for p in schedule]

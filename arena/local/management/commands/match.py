@@ -18,7 +18,7 @@ from arena import sprt
 from arena.local import cli
 from arena.rating import elo_diff
 from arena.referee.match import GameConfig, GameResult, Referee
-from arena.referee.openings import DEFAULT_PLIES, opening
+from arena.referee.openings import opening
 from arena.referee.tournament import FinishedGame, Job, format_elo, run_games
 
 #: The game budget of an SPRT test when --games is not given.
@@ -82,9 +82,9 @@ class Command(BaseCommand):
         parser.add_argument(
             "--opening-plies",
             type=int,
-            default=DEFAULT_PLIES,
-            help=f"ring placements drawn at random for each pair (default {DEFAULT_PLIES}; "
-            "0 starts from the empty board)",
+            default=settings.OPENING_PLIES,
+            help="ring placements drawn at random for each pair (default "
+            f"{settings.OPENING_PLIES}, ARENA_OPENING_PLIES; 0 starts from the empty board)",
         )
         parser.add_argument(
             "--sprt",

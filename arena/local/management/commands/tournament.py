@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from arena.local import cli
@@ -24,9 +25,10 @@ from arena.referee.tournament import (
 class Command(BaseCommand):
     help = (
         "Play a round-robin tournament: every pair meets twice per round, once with each "
-        "colour. Prints a line per finished game, then a cross-table and a rating table; "
-        "writes every game and the tournament's state to --out. Ctrl-C stops cleanly (running "
-        "games are aborted and not counted); --resume continues from --out."
+        "colour, from the same opening. Prints a line per finished game, then a cross-table "
+        "and a rating table; writes every game and the tournament's state to --out. Ctrl-C "
+        "stops cleanly (running games are aborted and not counted); --resume continues from "
+        "--out."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -36,6 +38,13 @@ class Command(BaseCommand):
         parser.add_argument("--variant", default="yinsh", help="yinsh, blitz, yangsh, yangsh7")
         parser.add_argument("--time", default="10+0.1", help="seconds + increment (10+0.1)")
         parser.add_argument("--seed", type=int, default=1, help="seed of the schedule's games")
+        parser.add_argument(
+            "--opening-plies",
+            type=int,
+            default=settings.OPENING_PLIES,
+            help="rings placed at random (seeded) before the bots play; both games of a pair "
+            f"start from the same ones (default {settings.OPENING_PLIES}; 0: the empty board)",
+        )
         parser.add_argument("--out", type=Path, required=True, help="folder for games and state")
         parser.add_argument(
             "--resume", action="store_true", help="continue the tournament saved in --out"
@@ -68,6 +77,11 @@ class Command(BaseCommand):
             )
             if opts["resume"]:
                 w(f"Resuming: {len(tournament.games)} games already played, {len(jobs)} to go")
+            w(
+                f"Openings: {tournament.plies} ring placements, the same for both games of a pair"
+                if tournament.plies
+                else "Openings: none, every game starts from the empty board"
+            )
             w(f"Files: {out}")
             jobs = cli.built_jobs(jobs, cli.builder(box), w)
             tournament.save()
@@ -132,6 +146,7 @@ class Command(BaseCommand):
                     cli.time_control(opts["time"]),
                     opts["rounds"],
                     opts["seed"],
+                    opts["opening_plies"],
                 )
                 saved.check_same(asked)
             return saved
@@ -148,4 +163,5 @@ class Command(BaseCommand):
             cli.time_control(opts["time"]),
             opts["rounds"],
             opts["seed"],
+            opts["opening_plies"],
         )
