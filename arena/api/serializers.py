@@ -40,6 +40,19 @@ class InputSerializer(serializers.Serializer, Generic[Data]):
         return cast(Data, self.validated_data)
 
 
+class StrictBooleanField(serializers.BooleanField):
+    """true or false: a JSON boolean, or the words in a query string or a form (not 0, 1, "yes"
+    or "on", which DRF's BooleanField also takes)."""
+
+    def to_internal_value(self, data: object) -> bool:
+        if isinstance(data, bool):
+            return data
+        if isinstance(data, str) and data in ("true", "false"):
+            return data == "true"
+        self.fail("invalid", input=data)
+        raise AssertionError  # fail() raises
+
+
 class RatingBriefSerializer(serializers.ModelSerializer):
     class Meta:
         model = Rating
@@ -136,6 +149,7 @@ class BotSerializer(serializers.ModelSerializer):
             "description",
             "status",
             "trusted",
+            "rated_challenges",
             "created_at",
             "versions",
         )
@@ -181,9 +195,13 @@ class VersionCreateSerializer(InputSerializer[VersionCreate]):
 
 
 class BotUpdateSerializer(serializers.ModelSerializer):
+    rated_challenges = StrictBooleanField(
+        required=False, help_text="Accept rated challenges (when the challenger asks)."
+    )
+
     class Meta:
         model = Bot
-        fields = ("description",)
+        fields = ("description", "rated_challenges")
 
 
 class MatchSerializer(serializers.ModelSerializer):
@@ -215,6 +233,7 @@ class MatchSerializer(serializers.ModelSerializer):
             "rated",
             "tournament",
             "round",
+            "duel",
             "result",
             "score",
             "termination",
@@ -444,6 +463,7 @@ class MatchFilter(TypedDict, total=False):
     kind: str
     bot: str
     tournament: int
+    duel: int
 
 
 class MatchFilterSerializer(FilterSerializer[MatchFilter]):
@@ -452,6 +472,9 @@ class MatchFilterSerializer(FilterSerializer[MatchFilter]):
     kind = serializers.ChoiceField(choices=Match.Kind.choices, required=False, allow_blank=True)
     bot = serializers.CharField(required=False, allow_blank=True, help_text="A bot's name.")
     tournament = serializers.IntegerField(required=False, min_value=1, max_value=2**63 - 1)
+    duel = serializers.IntegerField(
+        required=False, min_value=1, max_value=2**63 - 1, help_text="A test or a challenge."
+    )
 
 
 class RatingFilter(TypedDict):
