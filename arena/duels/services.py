@@ -401,6 +401,24 @@ def cancel(user: User | AnonymousUser, duel: Duel) -> bool:
     return True
 
 
+def stop_for_versions(version_ids: list[int]) -> int:
+    """Cancel the running duels these versions play (their bot was withdrawn); returns how
+    many."""
+    now = timezone.now()
+    stopped = 0
+    with transaction.atomic():
+        running = Duel.objects.filter(status=DS.RUNNING)
+        ids = set(running.filter(candidate__in=version_ids).values_list("pk", flat=True))
+        ids |= set(running.filter(opponent__in=version_ids).values_list("pk", flat=True))
+        for duel in Duel.objects.filter(pk__in=ids):
+            if Duel.objects.filter(pk=duel.pk, status=DS.RUNNING).update(
+                status=DS.CANCELLED, finished_at=now
+            ):
+                _stop_games(duel, now)
+                stopped += 1
+    return stopped
+
+
 # ----------------------------------------------------------------------------- reading
 
 

@@ -326,3 +326,17 @@ def test_a_challenge_is_someone_elses_bot_with_ones_own_version(
         duels.start_challenge(other_user, mine[0], theirs, variant="yinsh", games=2)
     with pytest.raises(duels.DuelError, match="from 2 to 100"):
         duels.start_challenge(user, mine[0], theirs, variant="yinsh", games=102)
+
+
+def test_withdrawing_a_bot_cancels_its_running_tests(user, other_user, mine, theirs):
+    from arena.bots import services as bots
+
+    duel = duels.start_test(user, mine[0], theirs, variant="yinsh")
+    play_pair(duel, 1.0, 1.0)  # theirs has played: deleting withdraws it
+    other = duels.start_test(user, mine[0], mine[1], variant="yinsh")
+    assert bots.delete_bot(other_user, theirs.bot) == "withdrawn"
+    duel.refresh_from_db()
+    other.refresh_from_db()
+    assert duel.status == Duel.Status.CANCELLED and duel.pairs == 1
+    assert not duel.matches.filter(status__in=[S.PENDING, S.QUEUED, S.RUNNING]).exists()
+    assert other.status == Duel.Status.RUNNING

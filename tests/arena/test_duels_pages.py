@@ -209,3 +209,10 @@ def test_the_api_challenges_and_refuses_anonymous_starts(user, mine, theirs):
         "/api/duels/", {**data, "candidate": theirs.pk, "opponent": mine[0].pk}, format="json"
     )
     assert mine_not.status_code == 403
+
+
+def test_a_games_page_links_to_its_test(user, mine):
+    duel = duels.start_test(user, mine[0], mine[1], variant="yinsh")
+    match = duel.matches.order_by("pk").first()
+    page = Client().get(f"/matches/{match.pk}/").content.decode()
+    assert f'href="/tests/{duel.pk}/"' in page and "pair 1" in page

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from arena.bots.models import BotVersion
 from arena.duels import services as duels
 from arena.duels.models import Duel, DuelPair
 from arena.games.models import Match
@@ -27,10 +28,12 @@ def test_a_short_sprt_test_and_a_challenge_run_through_a_real_worker(
     worker: Callable[[], str], user: Any, other_user: Any, settings: Any
 ) -> None:
     greedy = make_version(user, "e2e-greedy", folder=BOTS / "greedy", trusted=True)
-    weak = make_version(user, "e2e-greedy", folder=BOTS / "random", trusted=True)
+    weak = make_version(
+        user, "e2e-greedy", folder=BOTS / "random", trusted=True, status=BotVersion.Status.RETIRED
+    )
     rival = make_version(other_user, "e2e-random", folder=BOTS / "random", trusted=True)
 
-    # greedy v1 against the random player (v2 of the same bot, for the test): wide bounds, so
+    # greedy v1 against the random player (v2 of the same bot, retired): wide bounds, so
     # that a much stronger candidate is accepted after a few pairs.
     test = duels.start_test(
         user, greedy, weak, variant="blitz", time_control="5+0.1", elo0=0, elo1=200, max_games=80
