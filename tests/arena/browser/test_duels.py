@@ -47,7 +47,7 @@ def test_a_visitor_challenges_a_bot_from_its_page(
     make_version(other_user, "runner")
     log_in(other_user)
     page.goto(f"{site}/bots/walker/")
-    page.get_by_role("link", name="Challenge").click()
+    page.get_by_role("link", name="Challenge", exact=True).click()
     page.wait_for_url("**/bots/walker/challenge/")
     assert fits_the_screen(page)
     page.get_by_role("button", name="Start the challenge").click()
