@@ -19,13 +19,13 @@ then, with the duel's row locked:
 from __future__ import annotations
 
 import random
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from arena import sprt, worker
@@ -279,9 +279,7 @@ def _settle_pair(duel: Duel, number: int) -> None:
     games = list(Match.objects.filter(duel=duel, round=number).only("status", "result", "white_id"))
     if any(m.status in (M.ABORTED, M.CANCELLED) for m in games):
         if DuelPair.objects.filter(pk=pair.pk, status=PS.PLAYING).update(status=PS.VOID):
-            Match.objects.filter(duel=duel, round=number, status__in=_OPEN_MATCHES).update(
-                status=M.CANCELLED, finished_at=timezone.now()
-            )
+            _cancel_open(Match.objects.filter(duel=duel, round=number), timezone.now())
         return
     if len(games) != 2 or any(m.status != M.FINISHED for m in games):
         return
@@ -376,13 +374,26 @@ def _finish(duel: Duel, verdict: str) -> None:
     duel_finished.send(sender=Duel, duel_id=duel.pk)
 
 
-def _stop_games(duel: Duel, now: object) -> None:
+def _stop_games(duel: Duel, now: datetime) -> None:
     """Cancel the duel's games not finished (a running one is stopped by its worker at the
     next heartbeat, its result discarded) and void their pairs."""
-    Match.objects.filter(duel=duel, status__in=_OPEN_MATCHES).update(
+    _cancel_open(Match.objects.filter(duel=duel), now)
+    DuelPair.objects.filter(duel=duel, status=PS.PLAYING).update(status=PS.VOID)
+
+
+def _cancel_open(matches: QuerySet[Match], now: datetime) -> None:
+    """Cancel these matches where not finished, except those another transaction is closing
+    at this moment (their rows are locked: waiting for them, while that transaction waits for
+    the duel's row this one holds, would deadlock). Such a game closes as it would have; its
+    pair is void or its duel over by then, so it is not counted."""
+    ids = list(
+        matches.filter(status__in=_OPEN_MATCHES)
+        .select_for_update(skip_locked=True)
+        .values_list("pk", flat=True)
+    )
+    Match.objects.filter(pk__in=ids, status__in=_OPEN_MATCHES).update(
         status=M.CANCELLED, finished_at=now
     )
-    DuelPair.objects.filter(duel=duel, status=PS.PLAYING).update(status=PS.VOID)
 
 
 def cancel(user: User | AnonymousUser, duel: Duel) -> bool:
