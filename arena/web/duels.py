@@ -83,13 +83,20 @@ def duel_list(request: HttpRequest, kind: str) -> HttpResponse:
     rows = Duel.objects.filter(kind=kind).select_related(
         "created_by", "candidate__bot", "opponent__bot"
     )
-    if request.GET.get("mine") and request.user.is_authenticated:
+    mine = bool(request.GET.get("mine")) and request.user.is_authenticated
+    if mine:
         rows = rows.filter(created_by=request.user)
     page = Paginator(rows.order_by("-id"), 50).get_page(request.GET.get("page"))
     return render(
         request,
         "web/duel_list.html",
-        {"page": page, "kind": kind, "title": "Tests" if kind == "test" else "Challenges"},
+        {
+            "page": page,
+            "kind": kind,
+            "title": "Tests" if kind == "test" else "Challenges",
+            "mine": mine,
+            "extra": "mine=1&" if mine else "",
+        },
     )
 
 

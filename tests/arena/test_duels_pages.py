@@ -216,3 +216,13 @@ def test_a_games_page_links_to_its_test(user, mine):
     match = duel.matches.order_by("pk").first()
     page = Client().get(f"/matches/{match.pk}/").content.decode()
     assert f'href="/tests/{duel.pk}/"' in page and "pair 1" in page
+
+
+def test_the_list_shows_only_mine_on_request(user, other_user, mine, theirs):
+    ours = duels.start_test(user, mine[0], mine[1], variant="yinsh")
+    other = make_version(other_user, "rival", status=BotVersion.Status.RETIRED)
+    theirs_test = duels.start_test(other_user, theirs, other, variant="yinsh")
+    everything = logged_in(user).get("/tests/").content.decode()
+    assert f"/tests/{ours.pk}/" in everything and f"/tests/{theirs_test.pk}/" in everything
+    only = logged_in(user).get("/tests/?mine=1").content.decode()
+    assert f"/tests/{ours.pk}/" in only and f"/tests/{theirs_test.pk}/" not in only
