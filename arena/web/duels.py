@@ -85,7 +85,7 @@ def duel_list(request: HttpRequest, kind: str) -> HttpResponse:
     )
     mine = bool(request.GET.get("mine")) and request.user.is_authenticated
     if mine:
-        rows = rows.filter(created_by=request.user)
+        rows = rows.filter(created_by_id=request.user.pk)
     page = Paginator(rows.order_by("-id"), 50).get_page(request.GET.get("page"))
     return render(
         request,
