@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "arena.bots",
     "arena.games",
     "arena.tournaments",
+    "arena.duels",
     "arena.web",
     "arena.api",
 ]
@@ -198,6 +199,15 @@ TOURNAMENT_PARALLEL = env_int("ARENA_TOURNAMENT_PARALLEL", 4)
 #: Whether every logged-in user may organise tournaments (else: users with the
 #: tournaments.add_tournament permission, e.g. members of the "organisers" group).
 OPEN_TOURNAMENTS = env_bool("ARENA_OPEN_TOURNAMENTS", DEBUG)
+
+#: Tests and challenges (arena.duels): pairs of games each keeps in play at once; the most
+#: games a test may play (its budget) and a challenge may have; challenges a user may start in
+#: 24 hours; the time control they play at unless they choose another.
+DUEL_PARALLEL_PAIRS = env_int("ARENA_DUEL_PARALLEL_PAIRS", 2)
+DUEL_MAX_GAMES = env_int("ARENA_DUEL_MAX_GAMES", 2000)
+CHALLENGE_MAX_GAMES = env_int("ARENA_CHALLENGE_MAX_GAMES", 100)
+CHALLENGES_PER_DAY = env_int("ARENA_CHALLENGES_PER_DAY", 5)
+DUEL_TIME_CONTROL = env_str("ARENA_DUEL_TIME_CONTROL", LADDER_TIME_CONTROL)
 
 #: Games a new bot version plays against the built-in random bot before it is rated: at least
 #: this many, and each variant it declares with each colour (arena.games.checks).

@@ -45,6 +45,19 @@ class InputSerializer(serializers.Serializer, Generic[Data]):
 PROVISIONAL_HELP = "Fitted from fewer games than the arena trusts (ARENA_RATING_PROVISIONAL_GAMES)."
 
 
+class StrictBooleanField(serializers.BooleanField):
+    """true or false: a JSON boolean, or the words in a query string or a form (not 0, 1, "yes"
+    or "on", which DRF's BooleanField also takes)."""
+
+    def to_internal_value(self, data: object) -> bool:
+        if isinstance(data, bool):
+            return data
+        if isinstance(data, str) and data in ("true", "false"):
+            return data == "true"
+        self.fail("invalid", input=data)
+        raise AssertionError  # fail() raises
+
+
 class RatingBriefSerializer(serializers.ModelSerializer):
     provisional = serializers.BooleanField(read_only=True, help_text=PROVISIONAL_HELP)
 
@@ -143,6 +156,7 @@ class BotSerializer(serializers.ModelSerializer):
             "description",
             "status",
             "trusted",
+            "rated_challenges",
             "created_at",
             "versions",
         )
@@ -188,9 +202,13 @@ class VersionCreateSerializer(InputSerializer[VersionCreate]):
 
 
 class BotUpdateSerializer(serializers.ModelSerializer):
+    rated_challenges = StrictBooleanField(
+        required=False, help_text="Accept rated challenges (when the challenger asks)."
+    )
+
     class Meta:
         model = Bot
-        fields = ("description",)
+        fields = ("description", "rated_challenges")
 
 
 class MatchSerializer(serializers.ModelSerializer):
@@ -231,6 +249,7 @@ class MatchSerializer(serializers.ModelSerializer):
             "rated",
             "tournament",
             "round",
+            "duel",
             "result",
             "score",
             "termination",
@@ -468,6 +487,7 @@ class MatchFilter(TypedDict, total=False):
     kind: str
     bot: str
     tournament: int
+    duel: int
 
 
 class MatchFilterSerializer(FilterSerializer[MatchFilter]):
@@ -476,6 +496,9 @@ class MatchFilterSerializer(FilterSerializer[MatchFilter]):
     kind = serializers.ChoiceField(choices=Match.Kind.choices, required=False, allow_blank=True)
     bot = serializers.CharField(required=False, allow_blank=True, help_text="A bot's name.")
     tournament = serializers.IntegerField(required=False, min_value=1, max_value=2**63 - 1)
+    duel = serializers.IntegerField(
+        required=False, min_value=1, max_value=2**63 - 1, help_text="A test or a challenge."
+    )
 
 
 class RatingFilter(TypedDict):

@@ -5,7 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.authtoken.views import obtain_auth_token
 from rest_framework.routers import DefaultRouter
 
-from arena.api import views
+from arena.api import duels, views
 
 router = DefaultRouter()
 router.register("bots", views.BotViewSet, basename="api-bot")
@@ -13,6 +13,7 @@ router.register("versions", views.VersionViewSet, basename="api-version")
 router.register("matches", views.MatchViewSet, basename="api-match")
 router.register("tournaments", views.TournamentViewSet, basename="api-tournament")
 router.register("ratings", views.RatingViewSet, basename="api-rating")
+router.register("duels", duels.DuelViewSet, basename="api-duel")
 
 urlpatterns = [
     path("token/", obtain_auth_token, name="api-token"),

@@ -116,7 +116,10 @@ class BotViewSet(
         data = s.BotUpdateSerializer(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
         description = data.validated_data.get("description", bot.description)
-        bots.update_bot(request.user, bot, description=description)
+        rated_challenges = data.validated_data.get("rated_challenges")
+        bots.update_bot(
+            request.user, bot, description=description, rated_challenges=rated_challenges
+        )
         return Response(s.BotSerializer(bot, context=self.get_serializer_context()).data)
 
     def update(self, request: Request, *args: object, **kwargs: str) -> Response:
@@ -219,7 +222,8 @@ class VersionViewSet(viewsets.ReadOnlyModelViewSet):
 
 @extend_schema(tags=["matches"])
 class MatchViewSet(viewsets.ReadOnlyModelViewSet):
-    """Matches: ladder, tournament and qualification games, with their downloads."""
+    """Matches: ladder, tournament, qualification, test and challenge games, with their
+    downloads."""
 
     serializer_class = s.MatchSerializer
 
@@ -237,6 +241,8 @@ class MatchViewSet(viewsets.ReadOnlyModelViewSet):
                 qs = qs.filter(**{field: p[field]})
         if p.get("tournament"):
             qs = qs.filter(tournament_id=p["tournament"])
+        if p.get("duel"):
+            qs = qs.filter(duel_id=p["duel"])
         if p.get("bot"):
             qs = qs.filter(Q(white__bot__name=p["bot"]) | Q(black__bot__name=p["bot"]))
         return qs

@@ -46,6 +46,12 @@ class Bot(models.Model):
     #: at a lower sandbox level than uploads need.
     trusted = models.BooleanField(default=False)
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.ACTIVE)
+    #: Whether its owner lets challengers ask for rated games (arena.duels): a challenge is
+    #: rated only when the challenger asks for it and this is set.
+    rated_challenges = models.BooleanField(
+        default=False,
+        help_text="Let challengers play rated games against this bot (when they ask for it).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -187,11 +187,22 @@ def _new_version(bot: Bot, stored: StoredUpload) -> BotVersion:
     return version
 
 
-def update_bot(user: User | AnonymousUser, bot: Bot, *, description: str) -> Bot:
-    """Change a bot's description (owner only); the name never changes."""
+def update_bot(
+    user: User | AnonymousUser,
+    bot: Bot,
+    *,
+    description: str,
+    rated_challenges: bool | None = None,
+) -> Bot:
+    """Change a bot's description, and whether it accepts rated challenges when given (owner
+    only); the name never changes."""
     _require_manager(user, bot)
     bot.description = description.strip()
-    bot.save(update_fields=["description"])
+    fields = ["description"]
+    if rated_challenges is not None:
+        bot.rated_challenges = rated_challenges
+        fields.append("rated_challenges")
+    bot.save(update_fields=fields)
     return bot
 
 

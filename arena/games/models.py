@@ -1,8 +1,8 @@
 """Matches, their records, the per-pair result counts and the ratings fitted from them.
 
-The life of a :class:`Match`: PENDING (a tournament's, waiting for its turn) -> QUEUED (a task
-is on its way) -> RUNNING (claimed by one worker, which writes a heartbeat) -> FINISHED (with a
-result) or ABORTED (not counted). A tournament can also CANCEL it. Only
+The life of a :class:`Match`: PENDING (a tournament's or a duel's, waiting for its turn) ->
+QUEUED (a task is on its way) -> RUNNING (claimed by one worker, which writes a heartbeat) ->
+FINISHED (with a result) or ABORTED (not counted). A tournament or a duel can also CANCEL it. Only
 :mod:`arena.games.services` changes a match's status, always with a guarded ``UPDATE``.
 
 A finished rated match adds one to the :class:`PairStats` row of its (variant, white, black)
@@ -52,6 +52,10 @@ class Match(models.Model):
         LADDER = "ladder", "ladder"
         TOURNAMENT = "tournament", "tournament"
         QUALIFICATION = "qualification", "qualification"
+        #: A game of a test between two versions (arena.duels).
+        TEST = "test", "test"
+        #: A game of a challenge of one bot by another (arena.duels).
+        CHALLENGE = "challenge", "challenge"
 
     class Result(models.TextChoices):
         WHITE = "white", "1-0"
@@ -73,7 +77,12 @@ class Match(models.Model):
     tournament = models.ForeignKey(
         "tournaments.Tournament", models.CASCADE, null=True, blank=True, related_name="matches"
     )
+    #: A tournament's round; a test's or a challenge's pair (arena.duels.models.DuelPair).
     round = models.PositiveIntegerField(null=True, blank=True)
+    #: The test or challenge the match belongs to.
+    duel = models.ForeignKey(
+        "duels.Duel", models.CASCADE, null=True, blank=True, related_name="matches"
+    )
 
     result = models.CharField(max_length=5, choices=Result.choices, blank=True)
     termination = models.CharField(max_length=20, blank=True)
@@ -117,6 +126,7 @@ class Match(models.Model):
             models.Index(fields=["white", "-id"], name="match_white_idx"),
             models.Index(fields=["black", "-id"], name="match_black_idx"),
             models.Index(fields=["tournament", "status"], name="match_tournament_idx"),
+            models.Index(fields=["duel", "round"], name="match_duel_idx"),
             models.Index(fields=["-finished_at"], name="match_finished_idx"),
         ]
 

@@ -130,7 +130,11 @@ def play(match_id: int, worker_name: str = "") -> str:
                 black_label=match.black.label,
                 time_control=match.time_control,
                 seed=match.seed,
-                event=match.tournament.name if match.tournament else f"{settings.SITE_NAME} ladder",
+                event=(
+                    match.tournament.name
+                    if match.tournament
+                    else f"{settings.SITE_NAME} {match.get_kind_display()}"
+                ),
                 round_=match.round,
                 opening=match.opening,
             )

@@ -9,6 +9,7 @@ from django.conf import settings
 from django.contrib.auth.forms import UserCreationForm
 from django.db.models import OuterRef, Subquery
 
+from arena import sprt
 from arena.bots.models import (
     DESCRIPTION_MAX_LENGTH,
     NAME_MAX_LENGTH,
@@ -60,8 +61,9 @@ class VersionUploadForm(forms.Form):
 class BotEditForm(forms.ModelForm):
     class Meta:
         model = Bot
-        fields = ("description",)
+        fields = ("description", "rated_challenges")
         widgets = {"description": forms.Textarea(attrs={"rows": 4})}
+        labels = {"rated_challenges": "Accept rated challenges"}
 
 
 class BotChoiceField(forms.ModelMultipleChoiceField):
@@ -129,3 +131,110 @@ class NotificationSettingsForm(forms.Form):
         widget=forms.CheckboxSelectMultiple,
         label="Tell me when",
     )
+
+
+# ----------------------------------------------------------------------------- tests, challenges
+
+CHECKED = (BotVersion.Status.ACTIVE, BotVersion.Status.RETIRED)
+
+
+class VersionChoiceField(forms.ModelChoiceField):
+    def label_from_instance(self, obj: BotVersion) -> str:
+        state = "" if obj.status == BotVersion.Status.ACTIVE else f", {obj.get_status_display()}"
+        return f"{obj.label} ({obj.bot.owner.username}{state}; plays {obj.variants_text})"
+
+
+def checked_versions() -> Any:
+    """Versions that may play tests and challenges: checked, of bots not withdrawn."""
+    return (
+        BotVersion.objects.filter(status__in=CHECKED, bot__status=Bot.Status.ACTIVE)
+        .select_related("bot__owner")
+        .order_by("bot__name", "-number")
+    )
+
+
+class DuelForm(forms.Form):
+    candidate = VersionChoiceField(queryset=BotVersion.objects.none())
+    opponent = VersionChoiceField(queryset=BotVersion.objects.none())
+    variant = forms.ChoiceField(choices=Variant.choices)
+    time_control = forms.CharField(
+        max_length=limits.TIME_CONTROL_MAX_LENGTH,
+        help_text='Seconds per game and increment per turn, e.g. "10+0.1".',
+    )
+
+    def __init__(self, *args: Any, user: Any, **kwargs: Any) -> None:  # forms.Form's, passed on
+        super().__init__(*args, **kwargs)
+        self.fields["time_control"].initial = settings.DUEL_TIME_CONTROL
+        mine = self.fields["candidate"]
+        assert isinstance(mine, forms.ModelChoiceField)
+        mine.queryset = checked_versions().filter(bot__owner=user)
+
+
+class TestForm(DuelForm):
+    """A test of one's own version: a sequential test (SPRT) or a fixed number of games."""
+
+    mode = forms.ChoiceField(
+        choices=[("sprt", "until a verdict (SPRT)"), ("games", "a fixed number of games")],
+        initial="sprt",
+        widget=forms.RadioSelect,
+    )
+    elo0 = forms.FloatField(
+        required=False,
+        initial=sprt.DEFAULT_ELO0,
+        label="elo0",
+        help_text="H0: the candidate is this many Elo stronger (or less).",
+    )
+    elo1 = forms.FloatField(
+        required=False,
+        initial=sprt.DEFAULT_ELO1,
+        label="elo1",
+        help_text="H1: it is at least this many Elo stronger. Wider bounds decide sooner.",
+    )
+    alpha = forms.FloatField(
+        required=False, initial=sprt.DEFAULT_ALPHA, help_text="False positive rate."
+    )
+    beta = forms.FloatField(
+        required=False, initial=sprt.DEFAULT_BETA, help_text="False negative rate."
+    )
+    max_games = forms.IntegerField(
+        required=False,
+        min_value=2,
+        label="Game budget",
+        help_text="The test stops without a verdict after this many games.",
+    )
+    games = forms.IntegerField(
+        required=False,
+        min_value=2,
+        initial=100,
+        help_text="With a fixed number of games: an even number.",
+    )
+
+    def __init__(self, *args: Any, user: Any, **kwargs: Any) -> None:  # forms.Form's, passed on
+        super().__init__(*args, user=user, **kwargs)
+        self.fields["max_games"].initial = settings.DUEL_MAX_GAMES
+        self.fields["max_games"].help_text += f" At most {settings.DUEL_MAX_GAMES}."
+        other = self.fields["opponent"]
+        assert isinstance(other, forms.ModelChoiceField)
+        other.queryset = checked_versions()
+        other.help_text = "Another version of yours, or any checked version of another bot."
+
+
+class ChallengeForm(DuelForm):
+    """A challenge of someone else's bot with one's own version: a number of games."""
+
+    games = forms.IntegerField(min_value=2, initial=10, help_text="An even number.")
+    rated = forms.BooleanField(
+        required=False,
+        help_text="Count the games in the ratings; only if the bot's owner accepts rated "
+        "challenges.",
+    )
+
+    def __init__(self, *args: Any, user: Any, bot: Bot, **kwargs: Any) -> None:  # Form's
+        super().__init__(*args, user=user, **kwargs)
+        self.fields["games"].help_text += f" At most {settings.CHALLENGE_MAX_GAMES}."
+        other = self.fields["opponent"]
+        assert isinstance(other, forms.ModelChoiceField)
+        other.queryset = checked_versions().filter(bot=bot)
+        other.label = "Against"
+        mine = self.fields["candidate"]
+        mine.label = "Your version"

@@ -104,6 +104,13 @@ TOPICS: tuple[Topic, ...] = (
         ),
     ),
     Topic(
+        "tests",
+        "Tests and challenges",
+        "Is v2 stronger than v1? Sequential tests (SPRT) on pairs of games, and challenges "
+        "between bots.",
+        (Part("docs/duels.md"),),
+    ),
+    Topic(
         "starters",
         "Starter kits",
         "Bots ready to copy, one per language.",

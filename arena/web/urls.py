@@ -4,7 +4,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 from django.views.generic import RedirectView
 
-from arena.web import guide, notifications, runtimes, views
+from arena.web import duels, guide, notifications, runtimes, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -26,6 +26,8 @@ urlpatterns = [
         views.version_check_transcript,
         name="version-check-transcript",
     ),
+    path("bots/<slug:name>/test/", duels.test_create, name="bot-test"),
+    path("bots/<slug:name>/challenge/", duels.challenge_create, name="bot-challenge"),
     path("upload/", views.upload, name="upload"),
     path("guide/", guide.index, name="guide"),
     path("guide/<slug:topic>/", guide.page, name="guide-page"),
@@ -51,6 +53,17 @@ urlpatterns = [
         name="tournament-action",
     ),
     path("tournaments/<int:pk>/archive.zip", views.tournament_archive, name="tournament-archive"),
+    path("tests/", duels.duel_list, {"kind": "test"}, name="tests"),
+    path("tests/<int:pk>/", duels.duel_detail, {"kind": "test"}, name="test"),
+    path("tests/<int:pk>/cancel/", duels.duel_cancel, {"kind": "test"}, name="test-cancel"),
+    path("challenges/", duels.duel_list, {"kind": "challenge"}, name="challenges"),
+    path("challenges/<int:pk>/", duels.duel_detail, {"kind": "challenge"}, name="challenge"),
+    path(
+        "challenges/<int:pk>/cancel/",
+        duels.duel_cancel,
+        {"kind": "challenge"},
+        name="challenge-cancel",
+    ),
     path("accounts/signup/", views.signup, name="signup"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),

@@ -256,7 +256,12 @@ def bot_edit(request: AuthenticatedHttpRequest, name: str) -> HttpResponse:
         raise PermissionDenied
     form = forms.BotEditForm(request.POST or None, instance=bot)
     if request.method == "POST" and form.is_valid():
-        bots.update_bot(request.user, bot, description=form.cleaned_data["description"])
+        bots.update_bot(
+            request.user,
+            bot,
+            description=form.cleaned_data["description"],
+            rated_challenges=form.cleaned_data["rated_challenges"],
+        )
         return redirect(bot)
     return render(request, "web/bot_edit.html", {"form": form, "bot": bot})
 

@@ -83,6 +83,9 @@ def test_the_schema_is_valid_openapi_and_lists_every_endpoint() -> None:
         "/api/tournaments/{id}/cancel/",
         "/api/tournaments/{id}/archive/",
         "/api/ratings/",
+        "/api/duels/",
+        "/api/duels/{id}/",
+        "/api/duels/{id}/cancel/",
         "/api/token/",
     ):
         assert p in paths, p

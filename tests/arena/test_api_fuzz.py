@@ -30,6 +30,8 @@ from schemathesis.core import NotSet
 
 from arena.bots import store
 from arena.bots.models import Bot, BotVersion
+from arena.duels import services as duels
+from arena.duels.models import Duel
 from arena.games import ratings
 from arena.games import services as games
 from arena.games.models import Match
@@ -90,6 +92,8 @@ class Arena:
     versions: list[int]
     matches: list[int]
     tournaments: list[int]
+    duels: list[int]
+    own_versions: list[int]
 
     def targets(self, path: str) -> tuple[str, list[Any]] | None:
         for prefix, key, values in (
@@ -97,6 +101,7 @@ class Arena:
             ("/api/versions/{id}", "id", self.versions),
             ("/api/matches/{id}", "id", self.matches),
             ("/api/tournaments/{id}", "id", self.tournaments),
+            ("/api/duels/{id}", "id", self.duels),
         ):
             if path.startswith(prefix):
                 return key, values
@@ -108,7 +113,7 @@ def arena(user: Any, other_user: Any, anchor: BotVersion) -> Arena:
     """alice (the token's user) owns ``alpha`` (an active version that played, a pending and a
     rejected one) and a withdrawn bot; bob owns ``beta``; a finished match with its record, an
     aborted and a queued one; ratings fitted; alice's tournament (one game finished), bob's, and
-    a cancelled one."""
+    a cancelled one; alice's test (running) and bob's challenge of alpha (cancelled)."""
     alpha = make_version(user, "alpha")
     make_version(user, "alpha", status=BotVersion.Status.PENDING)
     rejected = make_version(user, "alpha", status=BotVersion.Status.REJECTED)
@@ -142,12 +147,17 @@ def arena(user: Any, other_user: Any, anchor: BotVersion) -> Arena:
         user, name="Old", variant="yangsh", time_control="5+0.1", games_per_pair=1, bots=bots[1:]
     )
     tournaments.cancel(user, over)
+    test = duels.start_test(user, alpha, anchor, variant="yinsh", elo0=0, elo1=50)
+    challenge = duels.start_challenge(other_user, beta, alpha, variant="blitz", games=2)
+    duels.cancel(other_user, challenge)
     return Arena(
         token=Token.objects.create(user=user).key,
         bots=["alpha", "beta", "random", "gone"],
         versions=list(BotVersion.objects.order_by("pk").values_list("pk", flat=True)),
         matches=[finished.pk, aborted.pk, waiting.pk, first.pk],
         tournaments=[mine.pk, theirs.pk, over.pk],
+        duels=[test.pk, challenge.pk],
+        own_versions=[alpha.pk, anchor.pk, beta.pk],
     )
 
 
@@ -174,6 +184,7 @@ def state() -> tuple[Any, ...]:
         list(BotVersion.objects.order_by("pk").values_list("pk", "status")),
         list(Match.objects.order_by("pk").values_list("pk", "status")),
         list(Tournament.objects.order_by("pk").values_list("pk", "status")),
+        list(Duel.objects.order_by("pk").values_list("pk", "status")),
         Entry.objects.count(),
         list(Token.objects.order_by("pk").values_list("key", flat=True)),
         files,
@@ -198,6 +209,10 @@ def point_at_real_objects(case: schemathesis.Case, arena: Arena, pick: int) -> N
         return
     if case.operation.path == "/api/tournaments/" and pick < 5:
         case.body = {**case.body, "bots": arena.bots[: 2 + pick % 3]}
+    if case.operation.path == "/api/duels/" and pick < 5:
+        # alice's active version against the anchor or bob's (a test, or a challenge of bob's).
+        candidate, opponent = arena.own_versions[0], arena.own_versions[1 + pick % 2]
+        case.body = {**case.body, "candidate": candidate, "opponent": opponent}
     if case.operation.path == "/api/token/" and pick < 2:
         username, password = PASSWORDS[pick]
         case.body = {"username": username, "password": password}

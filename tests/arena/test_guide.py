@@ -41,7 +41,13 @@ def hrefs(html: str) -> list[str]:
 def guide_root(settings: Any, tmp_path: Path) -> Path:
     """A repository of the guide's files of its own: the real docs, and the files being
     written elsewhere (runtimes, starter kits) absent until a test writes them."""
-    for path in ("docs/protocol.md", "docs/bots.md", "docs/sandbox.md", "docs/rules.md"):
+    for path in (
+        "docs/protocol.md",
+        "docs/bots.md",
+        "docs/sandbox.md",
+        "docs/rules.md",
+        "docs/duels.md",
+    ):
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(ROOT / path, tmp_path / path)
     settings.GUIDE_ROOT = tmp_path

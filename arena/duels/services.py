@@ -1,0 +1,444 @@
+"""Tests and challenges: start, count each pair once, stop at a verdict, cancel.
+
+A duel keeps ``DUEL_PARALLEL_PAIRS`` pairs of games in play. Each pair is two matches from one
+opening (:func:`arena.referee.openings.opening` with the duel's seed plus the pair's number),
+the candidate white in the first. When a match closes, the games app announces it
+(:mod:`arena.duels.receivers`) inside the transaction that closed it; :func:`match_closed`
+then, with the duel's row locked:
+
+* counts the pair once both of its games finished (a guarded ``UPDATE`` of the pair from
+  PLAYING to COUNTED: a pair is counted once, whichever worker closes its last game);
+* voids the pair if one of its games was aborted (its other game is cancelled; another pair
+  replaces it);
+* finishes the duel when a sequential test reaches a verdict, the fixed number of games is
+  counted, or the budget is spent (games still waiting are cancelled, and
+  :data:`arena.duels.signals.duel_finished` is sent);
+* otherwise queues new pairs to keep the pairs in play at ``DUEL_PARALLEL_PAIRS``.
+"""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.contrib.auth.models import AnonymousUser, User
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.db.models import F, QuerySet
+from django.utils import timezone
+
+from arena import sprt, worker
+from arena.bots import services as bots
+from arena.bots.models import Bot, BotVersion
+from arena.duels.models import Duel, DuelPair
+from arena.duels.signals import duel_finished
+from arena.games.models import Match, Variant
+from arena.games.services import queue_pending
+from arena.referee import openings
+from arena.referee.match import TimeControl
+
+M = Match.Status
+DS = Duel.Status
+PS = DuelPair.Status
+_OPEN_MATCHES = (M.PENDING, M.QUEUED, M.RUNNING)
+#: Version statuses a duel may use: checked, playing now or retired.
+CHECKED = (BotVersion.Status.ACTIVE, BotVersion.Status.RETIRED)
+#: Void pairs (a game aborted) a duel may replace, beyond its own number of pairs.
+SPARE_PAIRS = 4
+
+
+class DuelError(ValueError):
+    """Why a test or a challenge cannot start, in a sentence for the user."""
+
+
+# ----------------------------------------------------------------------------- permissions
+
+
+def can_cancel(user: User | AnonymousUser, duel: Duel) -> bool:
+    """Whether the user may cancel the duel (its creator, staff)."""
+    return bool(user.is_authenticated and (user.pk == duel.created_by_id or user.is_staff))
+
+
+def challenges_today(user: User | AnonymousUser) -> int:
+    """Challenges the user started in the last 24 hours."""
+    if not user.is_authenticated:
+        return 0
+    since = timezone.now() - timedelta(days=1)
+    return Duel.objects.filter(
+        created_by=user, kind=Duel.Kind.CHALLENGE, created_at__gte=since
+    ).count()
+
+
+def challenges_left(user: User | AnonymousUser) -> int:
+    """Challenges the user may still start today (``ARENA_CHALLENGES_PER_DAY`` a day)."""
+    return max(0, settings.CHALLENGES_PER_DAY - challenges_today(user))
+
+
+# ----------------------------------------------------------------------------- checks
+
+
+def check_time_control(text: str) -> str:
+    """The time control, normalised; refused if a game could outlast the broker's visibility
+    timeout."""
+    try:
+        tc = TimeControl.parse(text)
+    except ValueError as e:
+        raise DuelError(str(e)) from None
+    _, hard = worker.time_limits(str(tc), builds=2)
+    if hard >= settings.CELERY_VISIBILITY_TIMEOUT:
+        raise DuelError(
+            f"time control {tc} is too long: a game could take {hard} s, more than the "
+            f"{settings.CELERY_VISIBILITY_TIMEOUT} s a task may run"
+        )
+    return str(tc)
+
+
+def check_version(version: BotVersion, variant: str, role: str) -> None:
+    """A version may play a duel: checked (active or retired), of a bot not withdrawn, and
+    playing the variant."""
+    if version.status not in CHECKED:
+        raise DuelError(
+            f"the {role}, {version.label}, is {version.get_status_display()}: only checked "
+            "versions (active or retired) can play"
+        )
+    if version.bot.status != Bot.Status.ACTIVE:
+        raise DuelError(f"the {role}, {version.label}, belongs to a withdrawn bot")
+    if not version.plays(variant):
+        raise DuelError(
+            f"the {role}, {version.label}, does not play {Variant(variant).label}: it plays "
+            f"{', '.join(version.variant_titles)}"
+        )
+
+
+def check_games(games: int, most: int) -> int:
+    if games < 2 or games % 2 or games > most:
+        raise DuelError(f"the number of games must be even, from 2 to {most}, not {games}")
+    return games
+
+
+def _check_common(
+    candidate: BotVersion, opponent: BotVersion, variant: str, time_control: str | None
+) -> str:
+    if variant not in Variant.values:
+        raise DuelError(f"unknown variant {variant!r}")
+    if candidate.pk == opponent.pk:
+        raise DuelError(f"{candidate.label} cannot play itself: choose another version")
+    check_version(candidate, variant, "candidate")
+    check_version(opponent, variant, "opponent")
+    return check_time_control(time_control or settings.DUEL_TIME_CONTROL)
+
+
+# ----------------------------------------------------------------------------- starting
+
+
+def start_test(
+    user: User | AnonymousUser,
+    candidate: BotVersion,
+    opponent: BotVersion,
+    *,
+    variant: str,
+    time_control: str | None = None,
+    elo0: float = sprt.DEFAULT_ELO0,
+    elo1: float = sprt.DEFAULT_ELO1,
+    alpha: float = sprt.DEFAULT_ALPHA,
+    beta: float = sprt.DEFAULT_BETA,
+    games: int | None = None,
+    max_games: int | None = None,
+) -> Duel:
+    """Start a test of the user's own ``candidate`` against ``opponent`` (another version of
+    theirs, or anyone's checked version): a sequential test with bounds ``[elo0, elo1]`` and a
+    budget of ``max_games``, or ``games`` games when given. Unrated."""
+    if not user.is_authenticated:
+        raise PermissionDenied("log in to start a test")
+    if not bots.can_manage(user, candidate.bot):
+        raise PermissionDenied(f"{candidate.label} is not yours: test your own versions")
+    tc = _check_common(candidate, opponent, variant, time_control)
+    most = settings.DUEL_MAX_GAMES
+    fields: dict[str, object]
+    if games is not None:
+        fields = {"games": check_games(games, most), "max_games": games}
+    else:
+        budget = check_games(max_games if max_games is not None else most, most)
+        try:
+            sprt.bounds(alpha, beta)
+        except ValueError as e:
+            raise DuelError(str(e)) from None
+        if not elo0 < elo1:
+            raise DuelError(f"elo0 must be below elo1, not {elo0:g} and {elo1:g}")
+        if max(abs(elo0), abs(elo1)) > 1000:
+            raise DuelError("the bounds must lie between -1000 and 1000 Elo")
+        fields = {"elo0": elo0, "elo1": elo1, "alpha": alpha, "beta": beta, "max_games": budget}
+    return _start(Duel.Kind.TEST, user, candidate, opponent, variant, tc, rated=False, **fields)
+
+
+def start_challenge(
+    user: User | AnonymousUser,
+    candidate: BotVersion,
+    opponent: BotVersion,
+    *,
+    variant: str,
+    games: int,
+    time_control: str | None = None,
+    rated: bool = False,
+) -> Duel:
+    """Challenge ``opponent`` (a version of someone else's bot) with the user's own
+    ``candidate``: ``games`` games, at most ``ARENA_CHALLENGES_PER_DAY`` challenges a day.
+
+    Rated only when both owners agree: the challenger asks for it (``rated``) and the
+    challenged bot accepts rated challenges (:attr:`Bot.rated_challenges`); then its games
+    count in the ratings like ladder games.
+    """
+    if not user.is_authenticated:
+        raise PermissionDenied("log in to challenge a bot")
+    if not bots.can_manage(user, candidate.bot):
+        raise PermissionDenied(f"{candidate.label} is not yours: challenge with your own bots")
+    if opponent.bot.owner_id == user.pk:
+        raise DuelError(
+            f"{opponent.bot.name} is your own bot: start a test to play your versions "
+            "against each other"
+        )
+    tc = _check_common(candidate, opponent, variant, time_control)
+    check_games(games, settings.CHALLENGE_MAX_GAMES)
+    if rated and not opponent.bot.rated_challenges:
+        raise DuelError(
+            f"{opponent.bot.name} does not accept rated challenges: its owner has not allowed "
+            "them; challenge it unrated"
+        )
+    with transaction.atomic():
+        # One challenge at a time per user: the quota cannot be passed by racing requests.
+        User.objects.select_for_update().filter(pk=user.pk).first()
+        if challenges_left(user) <= 0:
+            raise DuelError(
+                f"you have used your {settings.CHALLENGES_PER_DAY} challenges of the last 24 "
+                "hours; try again later"
+            )
+        return _start(
+            Duel.Kind.CHALLENGE,
+            user,
+            candidate,
+            opponent,
+            variant,
+            tc,
+            rated=rated,
+            games=games,
+            max_games=games,
+        )
+
+
+def _start(
+    kind: str,
+    user: User,
+    candidate: BotVersion,
+    opponent: BotVersion,
+    variant: str,
+    time_control: str,
+    *,
+    rated: bool,
+    **fields: object,
+) -> Duel:
+    with transaction.atomic():
+        duel = Duel.objects.create(
+            kind=kind,
+            variant=variant,
+            time_control=time_control,
+            created_by=user,
+            candidate=candidate,
+            opponent=opponent,
+            rated=rated,
+            seed=random.randrange(2**30),
+            **fields,
+        )
+        _continue(duel)
+    return duel
+
+
+# ----------------------------------------------------------------------------- running
+
+
+def match_closed(match_id: int) -> None:
+    """A match closed (inside the transaction that closed it): if it is a duel's, settle its
+    pair and carry the duel on."""
+    row = Match.objects.filter(pk=match_id).values_list("duel_id", "round").first()
+    duel_id, number = row if row is not None else (None, None)
+    if duel_id is None or number is None:
+        return
+    with transaction.atomic():
+        duel = Duel.objects.select_for_update().filter(pk=duel_id).first()
+        if duel is None or duel.status != DS.RUNNING:
+            return
+        _settle_pair(duel, number)
+        _continue(duel)
+
+
+def _settle_pair(duel: Duel, number: int) -> None:
+    """Count the pair if both its games finished; void it if one was aborted or cancelled."""
+    pair = DuelPair.objects.filter(duel=duel, number=number).first()
+    if pair is None or pair.status != PS.PLAYING:
+        return
+    games = list(Match.objects.filter(duel=duel, round=number).only("status", "result", "white_id"))
+    if any(m.status in (M.ABORTED, M.CANCELLED) for m in games):
+        if DuelPair.objects.filter(pk=pair.pk, status=PS.PLAYING).update(status=PS.VOID):
+            _cancel_open(Match.objects.filter(duel=duel, round=number), timezone.now())
+        return
+    if len(games) != 2 or any(m.status != M.FINISHED for m in games):
+        return
+    wins = draws = losses = 0
+    for m in games:
+        white = m.white_points
+        assert white is not None  # finished
+        mine = white if m.white_id == duel.candidate_id else 1.0 - white
+        wins += mine == 1.0
+        draws += mine == 0.5
+        losses += mine == 0.0
+    points = wins + draws / 2
+    # Exactly once: of two transactions settling the same pair, one changes the row.
+    if not DuelPair.objects.filter(pk=pair.pk, status=PS.PLAYING).update(
+        status=PS.COUNTED, points=points
+    ):
+        return
+    field = f"p{int(points * 2)}"
+    Duel.objects.filter(pk=duel.pk).update(
+        wins=F("wins") + wins,
+        draws=F("draws") + draws,
+        losses=F("losses") + losses,
+        **{field: F(field) + 1},
+    )
+    duel.refresh_from_db()
+    if duel.is_sprt:
+        assert duel.elo0 is not None and duel.elo1 is not None
+        duel.llr = sprt.llr_pentanomial(duel.counts, duel.elo0, duel.elo1)
+        Duel.objects.filter(pk=duel.pk).update(llr=duel.llr)
+
+
+def _continue(duel: Duel) -> None:
+    """Finish the duel if it is decided or done; else keep its pairs in play."""
+    counted = duel.pairs
+    target = duel.target_games // 2
+    if duel.is_sprt and duel.alpha is not None and duel.beta is not None:
+        verdict = sprt.verdict(duel.llr, duel.alpha, duel.beta)
+        if verdict is not sprt.Verdict.NONE:
+            _finish(duel, verdict.value)
+            return
+    if counted >= target:
+        _finish(duel, "")
+        return
+    playing = DuelPair.objects.filter(duel=duel, status=PS.PLAYING).count()
+    room = min(settings.DUEL_PARALLEL_PAIRS - playing, target - counted - playing)
+    room = min(room, target + SPARE_PAIRS - duel.pairs_made)
+    if room <= 0:
+        if playing == 0:  # out of spare pairs: too many games were aborted
+            _finish(duel, "")
+        return
+    new: list[int] = []
+    for _ in range(room):
+        new.extend(_make_pair(duel))
+    queue_pending(new)
+
+
+def _make_pair(duel: Duel) -> list[int]:
+    number = duel.pairs_made
+    duel.pairs_made += 1
+    Duel.objects.filter(pk=duel.pk).update(pairs_made=F("pairs_made") + 1)
+    DuelPair.objects.create(duel=duel, number=number)
+    seed = duel.seed + number
+    opening = " ".join(openings.opening(duel.variant, seed))
+    kind = Match.Kind.TEST if duel.kind == Duel.Kind.TEST else Match.Kind.CHALLENGE
+    ids = []
+    for white, black in ((duel.candidate, duel.opponent), (duel.opponent, duel.candidate)):
+        m = Match.objects.create(
+            variant=duel.variant,
+            kind=kind,
+            status=M.PENDING,
+            white=white,
+            black=black,
+            time_control=duel.time_control,
+            seed=seed,
+            opening=opening,
+            rated=duel.rated,
+            duel=duel,
+            round=number,
+        )
+        ids.append(m.pk)
+    return ids
+
+
+def _finish(duel: Duel, verdict: str) -> None:
+    now = timezone.now()
+    if not Duel.objects.filter(pk=duel.pk, status=DS.RUNNING).update(
+        status=DS.FINISHED, verdict=verdict, finished_at=now
+    ):
+        return
+    duel.status, duel.verdict, duel.finished_at = DS.FINISHED, verdict, now
+    _stop_games(duel, now)
+    duel_finished.send(sender=Duel, duel_id=duel.pk)
+
+
+def _stop_games(duel: Duel, now: datetime) -> None:
+    """Cancel the duel's games not finished (a running one is stopped by its worker at the
+    next heartbeat, its result discarded) and void their pairs."""
+    _cancel_open(Match.objects.filter(duel=duel), now)
+    DuelPair.objects.filter(duel=duel, status=PS.PLAYING).update(status=PS.VOID)
+
+
+def _cancel_open(matches: QuerySet[Match], now: datetime) -> None:
+    """Cancel these matches where not finished, except those another transaction is closing
+    at this moment (their rows are locked: waiting for them, while that transaction waits for
+    the duel's row this one holds, would deadlock). Such a game closes as it would have; its
+    pair is void or its duel over by then, so it is not counted."""
+    ids = list(
+        matches.filter(status__in=_OPEN_MATCHES)
+        .select_for_update(skip_locked=True)
+        .values_list("pk", flat=True)
+    )
+    Match.objects.filter(pk__in=ids, status__in=_OPEN_MATCHES).update(
+        status=M.CANCELLED, finished_at=now
+    )
+
+
+def cancel(user: User | AnonymousUser, duel: Duel) -> bool:
+    """Cancel a running duel (its creator, staff): its games not finished are cancelled; what
+    was counted stays. False when it is no longer running."""
+    if not can_cancel(user, duel):
+        raise PermissionDenied("only the one who started it may cancel it")
+    now = timezone.now()
+    with transaction.atomic():
+        if not Duel.objects.filter(pk=duel.pk, status=DS.RUNNING).update(
+            status=DS.CANCELLED, finished_at=now
+        ):
+            return False
+        _stop_games(duel, now)
+    duel.refresh_from_db()
+    return True
+
+
+def stop_for_versions(version_ids: list[int]) -> int:
+    """Cancel the running duels these versions play (their bot was withdrawn); returns how
+    many."""
+    now = timezone.now()
+    stopped = 0
+    with transaction.atomic():
+        running = Duel.objects.filter(status=DS.RUNNING)
+        ids = set(running.filter(candidate__in=version_ids).values_list("pk", flat=True))
+        ids |= set(running.filter(opponent__in=version_ids).values_list("pk", flat=True))
+        for duel in Duel.objects.filter(pk__in=ids):
+            if Duel.objects.filter(pk=duel.pk, status=DS.RUNNING).update(
+                status=DS.CANCELLED, finished_at=now
+            ):
+                _stop_games(duel, now)
+                stopped += 1
+    return stopped
+
+
+# ----------------------------------------------------------------------------- reading
+
+
+def result(duel: Duel) -> sprt.SprtResult | None:
+    """The sequential test's figures (None for a fixed number of games)."""
+    if duel.elo0 is None or duel.elo1 is None or duel.alpha is None or duel.beta is None:
+        return None
+    return sprt.sprt(duel.counts, duel.elo0, duel.elo1, duel.alpha, duel.beta)
+
+
+def pairs_in_play(duel: Duel) -> int:
+    return DuelPair.objects.filter(duel=duel, status=PS.PLAYING).count()

@@ -1,0 +1,227 @@
+"""Pages of tests (one's own version against another) and challenges (one's bot against
+someone else's): the start forms, the live page, the lists and the cancel button."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
+from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from arena import sprt
+from arena.bots import services as bots
+from arena.bots.models import Bot
+from arena.duels import services as duels
+from arena.duels.models import Duel
+from arena.games.models import Match
+from arena.web import forms
+
+#: Seconds between refreshes of a running test's page.
+REFRESH_S = 5
+MINUS = "\u2212"
+#: What a page shows for a figure not known yet (an en dash).
+NONE = "\u2013"
+
+
+class AuthenticatedHttpRequest(HttpRequest):
+    user: User
+
+
+def _kind(kind: str) -> str:
+    if kind not in Duel.Kind.values:
+        raise Http404
+    return kind
+
+
+def _elo(x: float) -> str:
+    """An Elo difference as a page shows it: ``+12.3``, ``-4.0`` (a minus sign), ``+∞``, or a
+    dash when unknown."""
+    if math.isnan(x):
+        return NONE
+    if math.isinf(x):
+        return "+∞" if x > 0 else f"{MINUS}∞"
+    return f"{x:+.1f}".replace("-", MINUS)
+
+
+@dataclass(frozen=True)
+class Figures:
+    """A duel's statistics, formatted."""
+
+    elo: str
+    low: str
+    high: str
+    los: str
+    score: str
+    game_elo: str
+    game_low: str
+    game_high: str
+
+
+def figures(duel: Duel) -> Figures:
+    pairs, games = duel.pentanomial, duel.trinomial
+    return Figures(
+        elo=_elo(pairs.elo),
+        low=_elo(pairs.low),
+        high=_elo(pairs.high),
+        los=NONE if duel.pairs == 0 else f"{100 * pairs.los:.1f}%",
+        score=NONE if duel.pairs == 0 else f"{100 * pairs.score:.1f}%",
+        game_elo=_elo(games.elo),
+        game_low=_elo(games.low),
+        game_high=_elo(games.high),
+    )
+
+
+def duel_list(request: HttpRequest, kind: str) -> HttpResponse:
+    kind = _kind(kind)
+    rows = Duel.objects.filter(kind=kind).select_related(
+        "created_by", "candidate__bot", "opponent__bot"
+    )
+    mine = bool(request.GET.get("mine")) and request.user.is_authenticated
+    if mine:
+        rows = rows.filter(created_by_id=request.user.pk)
+    page = Paginator(rows.order_by("-id"), 50).get_page(request.GET.get("page"))
+    return render(
+        request,
+        "web/duel_list.html",
+        {
+            "page": page,
+            "kind": kind,
+            "title": "Tests" if kind == "test" else "Challenges",
+            "mine": mine,
+            "extra": "mine=1&" if mine else "",
+        },
+    )
+
+
+def duel_detail(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
+    duel = get_object_or_404(
+        Duel.objects.select_related("created_by", "candidate__bot", "opponent__bot"),
+        pk=pk,
+        kind=_kind(kind),
+    )
+    result = duels.result(duel)
+    llr_percent = None
+    if result is not None:
+        span = result.upper - result.lower
+        llr_percent = min(100.0, max(0.0, 100 * (result.llr - result.lower) / span))
+    matches = (
+        duel.matches.exclude(status=Match.Status.PENDING)
+        .select_related("white__bot", "black__bot")
+        .order_by("-round", "pk")
+    )
+    page = Paginator(matches, 50).get_page(request.GET.get("page"))
+    return render(
+        request,
+        "web/duel_detail.html",
+        {
+            "duel": duel,
+            "result": result,
+            "llr_percent": llr_percent,
+            "figures": figures(duel),
+            "counts": list(zip(("0", "½", "1", "1½", "2"), duel.counts, strict=True)),
+            "in_play": duels.pairs_in_play(duel),
+            "page": page,
+            "matches": page,
+            "control": duels.can_cancel(request.user, duel) and duel.status == "running",
+            "refresh": REFRESH_S if duel.status == Duel.Status.RUNNING else None,
+        },
+    )
+
+
+@login_required
+def test_create(request: AuthenticatedHttpRequest, name: str) -> HttpResponse:
+    """Start a test of one of the owner's versions (this bot's active one by default)."""
+    bot = get_object_or_404(Bot, name=name)
+    if not bots.can_manage(request.user, bot):
+        raise PermissionDenied("only the bot's owner may test its versions")
+    form = forms.TestForm(request.POST or None, user=request.user)
+    if request.method != "POST":
+        form.initial["candidate"] = bot.active_version
+    if request.method == "POST" and form.is_valid():
+        d = form.cleaned_data
+        fixed = d["mode"] == "games"
+        if fixed and d["games"] is None:
+            form.add_error("games", "Say how many games.")
+        else:
+
+            def given(field: str, default: float) -> float:
+                value = d[field]
+                return default if value is None else float(value)
+
+            try:
+                duel = duels.start_test(
+                    request.user,
+                    d["candidate"],
+                    d["opponent"],
+                    variant=d["variant"],
+                    time_control=d["time_control"],
+                    elo0=given("elo0", sprt.DEFAULT_ELO0),
+                    elo1=given("elo1", sprt.DEFAULT_ELO1),
+                    alpha=given("alpha", sprt.DEFAULT_ALPHA),
+                    beta=given("beta", sprt.DEFAULT_BETA),
+                    games=d["games"] if fixed else None,
+                    max_games=None if fixed else d["max_games"],
+                )
+            except duels.DuelError as e:
+                form.add_error(None, str(e))
+            else:
+                messages.success(request, "The test has started.")
+                return redirect(duel)
+    return render(request, "web/duel_form.html", {"form": form, "bot": bot, "kind": "test"})
+
+
+@login_required
+def challenge_create(request: AuthenticatedHttpRequest, name: str) -> HttpResponse:
+    """Challenge this bot with one of the user's own versions."""
+    bot = get_object_or_404(Bot, name=name)
+    form = forms.ChallengeForm(request.POST or None, user=request.user, bot=bot)
+    if request.method != "POST":
+        form.initial["opponent"] = bot.active_version
+        form.initial["candidate"] = forms.checked_versions().filter(bot__owner=request.user).first()
+    if request.method == "POST" and form.is_valid():
+        d = form.cleaned_data
+        try:
+            duel = duels.start_challenge(
+                request.user,
+                d["candidate"],
+                d["opponent"],
+                variant=d["variant"],
+                time_control=d["time_control"],
+                games=d["games"],
+                rated=d["rated"],
+            )
+        except duels.DuelError as e:
+            form.add_error(None, str(e))
+        except PermissionDenied as e:
+            form.add_error(None, str(e))
+        else:
+            messages.success(request, "The challenge has started.")
+            return redirect(duel)
+    return render(
+        request,
+        "web/duel_form.html",
+        {
+            "form": form,
+            "bot": bot,
+            "kind": "challenge",
+            "left": duels.challenges_left(request.user),
+        },
+    )
+
+
+@login_required
+@require_POST
+def duel_cancel(request: AuthenticatedHttpRequest, kind: str, pk: int) -> HttpResponse:
+    duel = get_object_or_404(Duel, pk=pk, kind=_kind(kind))
+    if duels.cancel(request.user, duel):
+        messages.success(request, f"The {duel.kind} was cancelled.")
+    else:
+        messages.warning(request, f"The {duel.kind} is already {duel.get_status_display()}.")
+    return redirect(duel)
