@@ -365,7 +365,7 @@ class NotificationSettingsView(drf_views.APIView):
     """Your notification settings: which events, by email and by webhook (docs/notifications.md)."""
 
     permission_classes = [permissions.IsAuthenticated]
-    parser_classes = [JSONParser, FormParser, MultiPartParser]
+    parser_classes = [JSONParser]  # JSON only, as docs/notifications.md says
 
     def _body(self, user: User) -> dict[str, object]:
         prefs = notifications.settings_of(user)
