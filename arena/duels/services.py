@@ -35,6 +35,9 @@ from arena.duels.models import Duel, DuelPair
 from arena.duels.signals import duel_finished
 from arena.games.models import Match, Variant
 from arena.games.services import queue_pending
+from arena.jsontypes import JSONObject
+from arena.notifications.models import Event
+from arena.notifications.services import notify
 from arena.referee import openings
 from arena.referee.match import TimeControl
 
@@ -371,7 +374,50 @@ def _finish(duel: Duel, verdict: str) -> None:
         return
     duel.status, duel.verdict, duel.finished_at = DS.FINISHED, verdict, now
     _stop_games(duel, now)
+    announce_finished(duel)
     duel_finished.send(sender=Duel, duel_id=duel.pk)
+
+
+def announce_finished(duel: Duel) -> None:
+    """The "test finished" notification (a test's or a challenge's), to its creator and, for a
+    challenge, the challenged bot's owner; sent once the transaction commits."""
+    candidate, opponent = duel.candidate, duel.opponent
+    what = "Test" if duel.kind == Duel.Kind.TEST else "Challenge"
+    subject = f"{what} {candidate.label} against {opponent.label} finished"
+    score = (
+        f"{candidate.label} scored {_num(duel.points)} of {duel.played} games "
+        f"(+{duel.wins} ={duel.draws} -{duel.losses})"
+    )
+    data: JSONObject = {
+        "kind": duel.kind,
+        "id": duel.pk,
+        "variant": duel.variant,
+        "candidate": candidate.label,
+        "opponent": opponent.label,
+        "wins": duel.wins,
+        "draws": duel.draws,
+        "losses": duel.losses,
+        "pentanomial": list(duel.counts),
+    }
+    figures = result(duel)
+    if figures is not None:
+        verdict = Duel.Verdict(duel.verdict).label if duel.verdict else "no verdict (budget spent)"
+        text = (
+            f"{verdict}: LLR {figures.llr:.2f} ({figures.lower:.2f}, {figures.upper:.2f}) "
+            f"[{figures.elo0:g}, {figures.elo1:g}]. {score}."
+        )
+        data.update(verdict=duel.verdict, llr=round(figures.llr, 4))
+    else:
+        text = f"{score}."
+    users = [duel.created_by_id]
+    if duel.kind == Duel.Kind.CHALLENGE:
+        users.append(opponent.bot.owner_id)
+    for user_id in dict.fromkeys(users):
+        notify(user_id, Event.TEST_FINISHED, subject, text, duel.get_absolute_url(), data=data)
+
+
+def _num(x: float) -> str:
+    return f"{x:g}"
 
 
 def _stop_games(duel: Duel, now: datetime) -> None:

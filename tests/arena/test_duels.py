@@ -340,3 +340,42 @@ def test_withdrawing_a_bot_cancels_its_running_tests(user, other_user, mine, the
     assert duel.status == Duel.Status.CANCELLED and duel.pairs == 1
     assert not duel.matches.filter(status__in=[S.PENDING, S.QUEUED, S.RUNNING]).exists()
     assert other.status == Duel.Status.RUNNING
+
+
+# ----------------------------------------------------------------------------- notifications
+
+
+def test_a_finished_test_tells_its_creator_with_the_verdict(user, mine):
+    from arena.notifications.models import Event, Notification
+
+    user.email = "alice@example.org"
+    user.save()
+    duel = start(user, mine, elo0=0, elo1=200)
+    for _ in range(20):
+        duel.refresh_from_db()
+        if duel.status != Duel.Status.RUNNING:
+            break
+        play_pair(duel, 1.0, 1.0)
+    (n,) = Notification.objects.filter(event=Event.TEST_FINISHED)
+    assert n.user == user and n.url.endswith(f"/tests/{duel.pk}/")
+    assert n.subject == "Test mybot v2 against mybot v1 finished"
+    assert n.text.startswith("H1 accepted") and "LLR" in n.text and "[0, 200]" in n.text
+    assert n.data["verdict"] == "H1" and n.data["pentanomial"][4] == duel.pairs
+
+
+def test_a_finished_challenge_tells_both_owners_and_a_cancelled_one_nobody(
+    user, other_user, mine, theirs
+):
+    from arena.notifications.models import Notification
+
+    user.email, other_user.email = "alice@example.org", "bob@example.org"
+    user.save()
+    other_user.save()
+    duel = duels.start_challenge(user, mine[0], theirs, variant="yinsh", games=2)
+    play_pair(duel, 1.0, 0.5)
+    sent = Notification.objects.filter(event="test_finished")
+    assert sorted(n.user.username for n in sent) == ["alice", "bob"]
+    assert "scored 1.5 of 2 games (+1 =1 -0)" in sent[0].text
+    cancelled = duels.start_challenge(user, mine[0], theirs, variant="yinsh", games=2)
+    assert duels.cancel(user, cancelled)
+    assert sent.count() == 2
