@@ -345,7 +345,7 @@ def _make_pair(duel: Duel) -> list[int]:
     Duel.objects.filter(pk=duel.pk).update(pairs_made=F("pairs_made") + 1)
     DuelPair.objects.create(duel=duel, number=number)
     seed = duel.seed + number
-    opening = " ".join(openings.opening(duel.variant, seed))
+    opening = " ".join(openings.opening(duel.variant, seed, settings.OPENING_PLIES))
     kind = Match.Kind.TEST if duel.kind == Duel.Kind.TEST else Match.Kind.CHALLENGE
     ids = []
     for white, black in ((duel.candidate, duel.opponent), (duel.opponent, duel.candidate)):
