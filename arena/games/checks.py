@@ -30,7 +30,7 @@ from arena import worker
 from arena.bots import services as bots
 from arena.bots.models import BUILD_FAILED, BotVersion
 from arena.bots.unpack import UnpackError
-from arena.games import runner
+from arena.games import privacy, runner
 from arena.games.ratings import anchor_version_id
 from arena.games.services import record_qualification
 from arena.jsontypes import JSONObject
@@ -116,6 +116,8 @@ def _rejected(
     transcript: JSONObject | None = None,
     stderr_tail: str = "",
 ) -> _Outcome:
+    if transcript is not None and spec is not None:
+        transcript = privacy.own_side(transcript, spec.digest)
     return _Outcome(
         bots.Verdict(
             False,
