@@ -276,7 +276,11 @@ def version_source(request: AuthenticatedHttpRequest, name: str, number: int) ->
 def version_check_transcript(
     request: AuthenticatedHttpRequest, name: str, number: int
 ) -> HttpResponse:
-    version = _own_version(request, name, number)
+    version = get_object_or_404(
+        BotVersion.objects.select_related("bot"), bot__name=name, number=number
+    )
+    if not privacy.may_see_logs(request.user, version.bot):
+        raise PermissionDenied
     if version.transcript is None:
         raise Http404("no transcript")
     return downloads.Download(

@@ -3,6 +3,7 @@ with the real referee, sandbox and bots)."""
 
 from __future__ import annotations
 
+import json
 import os
 import random
 from collections.abc import Callable
@@ -232,7 +233,9 @@ def test_a_bot_that_cannot_play_a_variant_it_declares_is_rejected(
 
 
 @pytest.mark.django_db
-def test_a_bot_that_crashes_is_rejected_with_its_transcript_and_stderr(user: Any) -> None:
+def test_a_bot_that_crashes_is_rejected_with_its_transcript_and_stderr(
+    user: Any, settings: Any
+) -> None:
     v = submit(user, "quitter", packed(TEST_BOTS / "protocol" / "exits_midgame"), "q.tar.gz")
     assert checks.check_version(v.pk) == "rejected"
     v.refresh_from_db()
@@ -242,6 +245,15 @@ def test_a_bot_that_crashes_is_rejected_with_its_transcript_and_stderr(user: Any
     assert "giving up after three actions" in v.stderr_tail
     assert any(line.startswith("FAIL") for line in v.report)
     assert not Match.objects.exists() and not PairStats.objects.exists()
+    # The failing game is kept for its owner: the bot's own logs, not its opponent's (the
+    # random bot's), and no server path.
+    mine = v.transcript["fault"]
+    theirs = "black" if mine == "white" else "white"
+    players = v.transcript["players"]
+    assert "giving up after three actions" in players[mine]["stderr_tail"]
+    assert "stderr_tail" not in players[theirs] and "exit" not in players[theirs]
+    assert {players[c]["path"] for c in players} == {"<path>"}
+    assert str(settings.BOT_CACHE_DIR) not in json.dumps(v.transcript)
 
 
 @pytest.mark.django_db
