@@ -29,6 +29,7 @@ from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from arena.jsontypes import JSON, JSONObject
+from arena.referee.reasons import STDERR_MARK, without_stderr
 
 __all__ = [
     "COLOURS",
@@ -46,9 +47,6 @@ __all__ = [
 COLOURS = ("white", "black")
 #: What a server path becomes.
 PATH_MARK = "<path>"
-#: How the referee quotes a bot's standard error in a failure text (arena.referee.match):
-#: everything from here on is the bot's own words.
-STDERR_MARK = "; stderr: "
 #: A player's keys in a transcript that only the owner of that colour may see: its standard
 #: error, how its process ended (exit code, kills, sandbox violation, the full failure text),
 #: its dropped ``info``, and its command and build (its source's business).
@@ -117,8 +115,7 @@ def public_text(text: str, roots: Iterable[str] = ()) -> str:
     >>> public_text("the build failed: cannot open /srv/var/builds/ab/out")
     'the build failed: cannot open <path>'
     """
-    head, _, _ = text.partition(STDERR_MARK)
-    return strip_paths(head, roots, every=True)
+    return strip_paths(without_stderr(text), roots, every=True)
 
 
 def _strings(value: JSON, roots: re.Pattern[str] | None) -> JSON:

@@ -45,7 +45,13 @@ from arena.referee.game import GameConfig, GameResult, TimeControl
 from arena.referee.library import LIBRARY_INSIDE, ROOT, bot_library, sandbox_settings
 from arena.referee.outcomes import Failure
 from arena.referee.protocol import ActionReply, ProtocolError, Ready, RequestEncoder
-from arena.referee.reasons import stderr_summary, storable, violation_text
+from arena.referee.reasons import (
+    STDERR_MARK,
+    stderr_summary,
+    storable,
+    violation_text,
+    without_stderr,
+)
 from arena.referee.sandbox import Sandbox, SandboxUnavailable
 from arena.referee.transport import (
     Cancelled,
@@ -575,7 +581,7 @@ class _Game:
         # exited), or at least what it wrote so far (one still running).
         t.drain_stderr(self.now() + STDERR_GRACE_S if exited is not None else None)
         stderr = stderr_summary(t.stderr_tail)
-        said = f"; stderr: {stderr}" if stderr else ""
+        said = f"{STDERR_MARK}{stderr}" if stderr else ""
         if isinstance(error, Closed) or exited is not None:
             p.exited = exited is not None
             how = describe_exit(exited) if exited is not None else "closed its output"
@@ -610,7 +616,8 @@ class _Game:
         """Send ``end`` to the bots still running, let them exit, note how each one ended.
 
         A bot that ended the game by failing gets ``end`` too but no grace period: it is killed
-        at once. An aborted game kills both at once.
+        at once. An aborted game kills both at once. The reason in ``end`` never quotes a bot's
+        standard error: the other bot (and so its owner) must not read it.
         """
         live = [p for p in self.players if p.transport is not None]
         for p in live:
@@ -624,7 +631,8 @@ class _Game:
             with contextlib.suppress(Exception):
                 self._resume(p)
             if t.poll() is None and not p.exited:
-                line = protocol.encode(protocol.End(outcome.result.value, reason))
+                told = without_stderr(reason)
+                line = protocol.encode(protocol.End(outcome.result.value, told))
                 with contextlib.suppress(Closed, Timeout, Cancelled):
                     t.send(line, self.now() + min(self.ref.end_grace_s, 0.1))
                     p.end["sent_end"] = True

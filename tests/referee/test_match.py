@@ -546,3 +546,15 @@ def test_time_controls_read_and_write_like_cutechess():
     for bad in ("", "abc", "-1", "0", "10+", "10+-1", "1:00", "inf"):
         with pytest.raises(ValueError, match="time control"):
             TimeControl.parse(bad)
+
+
+def test_the_end_message_never_quotes_a_bots_stderr_to_either_bot():
+    """The reason keeps the crashing bot's last words for its owner; the other bot (whose owner
+    reads what it logs) is told what happened, not what its opponent wrote."""
+    game = Game(black=after(3, Exit(3, b"MY-SECRET-PLAN\n")))
+    result = game.play()
+    assert "; stderr: MY-SECRET-PLAN" in result.reason
+    end = game.white.received[-1]
+    assert isinstance(end, protocol.End)
+    assert end.reason == "black exited at ply 8 (exit code 3)"
+    assert all("MY-SECRET-PLAN" not in repr(m) for m in game.white.received)
