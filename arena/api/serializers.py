@@ -246,6 +246,10 @@ class MatchSerializer(serializers.ModelSerializer):
         )
         read_only_fields = fields
 
+    def get_reason(self, obj: Match) -> str:
+        request: Request | None = self.context.get("request")
+        return privacy.reason_for(request.user if request else None, obj)
+
     @extend_schema_field(
         {
             "type": "object",
@@ -257,10 +261,6 @@ class MatchSerializer(serializers.ModelSerializer):
             },
         }
     )
-    def get_reason(self, obj: Match) -> str:
-        request: Request | None = self.context.get("request")
-        return privacy.reason_for(request.user if request else None, obj)
-
     def get_downloads(self, obj: Match) -> dict[str, str] | None:
         if obj.status not in (Match.Status.FINISHED, Match.Status.ABORTED):
             return None
