@@ -164,7 +164,8 @@ def redact(transcript: JSON, visible: Collection[str], roots: Iterable[str] = ()
         elif key == "moves" and isinstance(value, list):
             out[key] = [_move(entry, shown) for entry in value]
         elif key == "reason" and isinstance(value, str) and not _failing(transcript) <= shown:
-            out[key] = public_text(value)
+            public = transcript.get("public_reason")  # absent from an older transcript
+            out[key] = public_text(public if isinstance(public, str) else value)
         else:
             out[key] = value
     return _strings(out, pattern)

@@ -161,8 +161,8 @@ def _run(version: BotVersion, cancel: Event) -> _Outcome | None:
     )
     lines += list(report.lines)
     if not report.ok:
-        failing = [line[4:].strip() for line in report.lines if line.startswith("FAIL")]
-        reason = "the protocol check failed" + (f": {failing[0]}" if failing else "")
+        # The public words: what failed, not what the bot wrote (its report keeps that).
+        reason = "the protocol check failed" + (f": {report.failure}" if report.failure else "")
         return _rejected(
             lines, reason, spec, transcript=report.transcript, stderr_tail=report.stderr_tail
         )
@@ -202,7 +202,7 @@ def _run(version: BotVersion, cancel: Event) -> _Outcome | None:
             return _rejected(
                 lines,
                 f"qualification game {i + 1} lost by {result.outcome.termination.value}: "
-                f"{result.reason}",
+                f"{result.public_reason}",
                 spec,
                 transcript=result.transcript,
                 stderr_tail=str(player.get("stderr_tail", "")),

@@ -84,13 +84,14 @@ def transcript_for(user: Viewer, match: Match, transcript: JSON) -> JSON:
 
 
 def reason_for(user: Viewer, match: Match) -> str:
-    """``match.reason`` as ``user`` may read it: whole (less the server's paths) for whoever may
-    read the logs of the colour at fault (both colours when neither or both failed), else the
-    public words of what happened."""
+    """What ended ``match`` as ``user`` may read it: in full (``match.detail``, less the
+    server's paths) for whoever may read the logs of the colour at fault (both colours when
+    neither or both failed), else the public words of what happened (``match.reason``; a
+    reason stored before the two were kept apart loses the standard error it quotes)."""
     visible = visible_colours(user, match)
     quoted = {match.fault} if match.fault else set(privacy.COLOURS)
     if quoted <= visible:
-        return privacy.strip_paths(match.reason, server_roots())
+        return privacy.strip_paths(match.detail or match.reason, server_roots())
     return privacy.public_text(match.reason, server_roots())
 
 

@@ -228,7 +228,9 @@ def test_a_bot_that_cannot_play_a_variant_it_declares_is_rejected(
     v.refresh_from_db()
     assert v.status == V.REJECTED and v.variant_names == list(engine.VARIANTS)
     assert v.reason.startswith("the protocol check failed: game 3 (yangsh, yinsh_and_blitz white")
-    assert "yangsh is not implemented" in v.reason
+    # What it wrote is its owner's: in the report, not in the public reason.
+    assert "yangsh is not implemented" not in v.reason
+    assert any("yangsh is not implemented" in line for line in v.report)
     assert not Match.objects.exists()
 
 
@@ -241,6 +243,8 @@ def test_a_bot_that_crashes_is_rejected_with_its_transcript_and_stderr(
     v.refresh_from_db()
     assert v.status == V.REJECTED
     assert "protocol check failed" in v.reason and "exited" in v.reason
+    assert "exit code" not in v.reason and "giving up" not in v.reason  # the owner's details
+    assert any("exit code 3" in line and "giving up" in line for line in v.report)
     assert v.transcript is not None and v.transcript["fault"] in ("white", "black")
     assert "giving up after three actions" in v.stderr_tail
     assert any(line.startswith("FAIL") for line in v.report)

@@ -237,7 +237,8 @@ def played(people: dict[str, Any]) -> Match:
     m = queued_match(diary(people["alice"]), quitter(people["bob"]))
     assert games.play(m.pk) == "finished"
     m = Match.objects.get(pk=m.pk)
-    assert m.fault == "black" and QUITTER in m.reason  # the stored reason quotes its stderr
+    assert m.fault == "black" and QUITTER in m.detail  # the full reason quotes its stderr
+    assert m.reason.startswith("black exited at ply") and "exit code" not in m.reason
     transcript = m.data.transcript
     assert DIARY in transcript["players"]["white"]["stderr_tail"]
     assert any(DIARY in text(e.get("info")) for e in transcript["moves"])
@@ -319,7 +320,8 @@ def test_the_match_page_shows_the_owner_its_bots_log_and_everyone_what_happened(
 ) -> None:
     sees_white, sees_black = SEES[who]
     page = client(people[who] if who else None).get(f"/matches/{played.pk}/").content.decode()
-    assert "black exited at ply" in page and "exit code 3" in page  # what happened: public
+    assert "black exited at ply" in page  # what happened: public
+    assert ("exit code 3" in page) == sees_black  # how its process ended: its owner's
     assert ('id="log-white"' in page) == sees_white
     assert ('id="log-black"' in page) == sees_black
     if sees_white:
@@ -350,6 +352,7 @@ def test_the_transcript_and_replay_carry_the_viewers_own_info_and_stderr_only(
     assert any("info" in f for f in frames) == sees_white
     detail = c.get(f"/api/matches/{played.pk}/").json()
     assert (QUITTER in detail["reason"]) == sees_black
+    assert ("exit code 3" in detail["reason"]) == sees_black
     assert detail["reason"].startswith("black exited at ply")
 
 
