@@ -122,7 +122,8 @@ class VersionSerializer(serializers.ModelSerializer):
         if transcript is not None:
             shown = privacy.check_transcript(transcript)
             transcript = shown if isinstance(shown, dict) else None
-        return {"lines": obj.report, "transcript": transcript, "stderr_tail": obj.stderr_tail}
+        logs = privacy.check_logs(obj)
+        return {"lines": logs.lines, "transcript": transcript, "stderr_tail": logs.stderr_tail}
 
     def get_reason(self, obj: BotVersion) -> str:
         request: Request | None = self.context.get("request")

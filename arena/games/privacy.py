@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Collection
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
@@ -26,7 +27,9 @@ from arena.games.models import Match
 from arena.jsontypes import JSON, JSONObject
 
 __all__ = [
+    "CheckLogs",
     "Viewer",
+    "check_logs",
     "check_transcript",
     "may_see_logs",
     "own_side",
@@ -101,6 +104,25 @@ def version_reason_for(user: Viewer, version: BotVersion) -> str:
     if may_see_logs(user, version.bot):
         return privacy.strip_paths(version.reason, server_roots())
     return privacy.public_text(version.reason, server_roots())
+
+
+@dataclass(frozen=True)
+class CheckLogs:
+    """What a version's owner reads of its check: the report lines and the end of the bot's
+    standard error (or of its build's output), without the server's paths."""
+
+    lines: list[str]
+    stderr_tail: str
+
+
+def check_logs(version: BotVersion) -> CheckLogs:
+    """The version's check report and stderr tail for its owner (ask :func:`may_see_logs`
+    first: nobody else may read them)."""
+    roots = server_roots()
+    return CheckLogs(
+        [privacy.strip_paths(str(line), roots) for line in version.report or []],
+        privacy.strip_paths(version.stderr_tail, roots),
+    )
 
 
 def check_transcript(transcript: JSON, visible: Collection[str] = privacy.COLOURS) -> JSON:

@@ -175,6 +175,7 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
         .order_by("-id")[:RECENT]
     )
     active = next((v for v in versions if v.status == BotVersion.Status.ACTIVE), None)
+    manager = bots.can_manage(request.user, bot)
     return render(
         request,
         "web/bot_detail.html",
@@ -182,12 +183,17 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
             "bot": bot,
             "active": active,
             "versions": [
-                (v, by_version.get(v.pk, []), privacy.version_reason_for(request.user, v))
+                (
+                    v,
+                    by_version.get(v.pk, []),
+                    privacy.version_reason_for(request.user, v),
+                    privacy.check_logs(v) if manager else None,
+                )
                 for v in versions
             ],
             "charts": charts,
             "recent": recent,
-            "manager": bots.can_manage(request.user, bot),
+            "manager": manager,
             "checking": any(v.status in (v.Status.PENDING, v.Status.CHECKING) for v in versions),
         },
     )

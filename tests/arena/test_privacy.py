@@ -448,3 +448,22 @@ def test_the_server_roots_are_the_settings_folders(settings: Any, tmp_path: Path
     roots = privacy.server_roots()
     assert str(tmp_path / "var") in roots and str(tmp_path / "elsewhere" / "cache") in roots
     assert tempfile.gettempdir() in roots and "/" not in roots
+
+
+@pytest.mark.django_db
+def test_the_check_report_is_the_owners_without_server_paths(
+    people: dict[str, Any], settings: Any
+) -> None:
+    v = quitter(people["bob"])
+    v.report = [f"FAIL build: cannot open {settings.BOT_BUILD_DIR}/ab/out.o", "REPORT-LINE"]
+    v.stderr_tail = f"STDERR-TAIL at {settings.BOT_CACHE_DIR}/ab/bot/main.py"
+    v.save()
+    for who in ("bob", None, "carol"):
+        c = client(people[who] if who else None)
+        page = c.get("/bots/quitter/").content.decode()
+        api = text(c.get(f"/api/versions/{v.pk}/").json())
+        for body in (page, api):
+            tail = "STDERR-TAIL at <path>" in body or "STDERR-TAIL at &lt;path&gt;" in body
+            assert ("REPORT-LINE" in body and tail) == (who == "bob")
+            assert str(settings.BOT_BUILD_DIR) not in body
+            assert str(settings.BOT_CACHE_DIR) not in body
