@@ -467,3 +467,24 @@ def test_the_check_report_is_the_owners_without_server_paths(
             assert ("REPORT-LINE" in body and tail) == (who == "bob")
             assert str(settings.BOT_BUILD_DIR) not in body
             assert str(settings.BOT_CACHE_DIR) not in body
+
+
+@pytest.mark.django_db
+def test_reasons_stored_before_the_split_keep_their_stderr_for_the_owner_only(
+    people: dict[str, Any],
+) -> None:
+    import importlib
+
+    from django.apps import apps
+
+    migration = importlib.import_module("arena.games.migrations.0004_match_detail")
+    old = f"black exited at ply 6 (exit code 3); stderr: {QUITTER} at /srv/bot/x.py"
+    m = queued_match(diary(people["alice"]), quitter(people["bob"]), reason=old, fault="black")
+    plain = queued_match(m.white, m.black, reason="white removed 3 rings (3-1)")
+    migration.split_reasons(apps, None)
+    m.refresh_from_db()
+    plain.refresh_from_db()
+    assert (m.reason, m.detail) == ("black exited at ply 6 (exit code 3)", old)
+    assert (plain.reason, plain.detail) == ("white removed 3 rings (3-1)", "")
+    assert privacy.reason_for(people["bob"], m) == old
+    assert privacy.reason_for(people["alice"], m) == m.reason
