@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -35,6 +34,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import DatabaseError, OperationalError, connections, transaction
 
+from arena.privacy import strip_paths
 from arena.referee.errors import InfrastructureError
 from arena.referee.match import TimeControl
 
@@ -149,9 +149,6 @@ def claimed(give_back: Callable[[str], object], what: str) -> Iterator[None]:
         raise InfrastructureError(f"{reason}: {e}") from e
 
 
-_PATH = re.compile(r"(?<![\w.])/[^\s'\":;,)]+")
-
-
 def public_reason(error: BaseException) -> str:
     """What the site may show of a failure of the machine: its kind and message, with the
     server's paths left out (the log keeps them whole).
@@ -159,7 +156,7 @@ def public_reason(error: BaseException) -> str:
     >>> public_reason(OSError("cannot write /var/lib/arena/sandbox/slot-3: disk full"))
     'OSError: cannot write <path>: disk full'
     """
-    return f"{type(error).__name__}: {_PATH.sub('<path>', str(error))}"
+    return f"{type(error).__name__}: {strip_paths(str(error), every=True)}"
 
 
 def run(task: Task[..., T], work: Callable[[], T]) -> T:

@@ -12,7 +12,7 @@ from rest_framework.request import Request
 
 from arena.bots import services as bots
 from arena.bots.models import DESCRIPTION_MAX_LENGTH, NAME_MAX_LENGTH, NAME_RULE, Bot, BotVersion
-from arena.games import failures
+from arena.games import failures, privacy
 from arena.games.models import Match, Rating, RatingPoint, Variant
 from arena.jsontypes import JSONObject
 from arena.notifications.models import CHOOSABLE
@@ -90,6 +90,10 @@ class VersionSerializer(serializers.ModelSerializer):
         help_text="The check's lines, failing game transcript and stderr tail (owner only)."
     )
     source_url = serializers.SerializerMethodField(help_text="The uploaded file (owner only).")
+    reason = serializers.SerializerMethodField(
+        help_text="Why the version was rejected: what happened to everyone; the bot's own "
+        "words (its standard error) to its owner only."
+    )
 
     class Meta:
         model = BotVersion
@@ -133,7 +137,16 @@ class VersionSerializer(serializers.ModelSerializer):
     def get_check_report(self, obj: BotVersion) -> CheckReport | None:
         if not self._owner(obj):
             return None
-        return {"lines": obj.report, "transcript": obj.transcript, "stderr_tail": obj.stderr_tail}
+        transcript = obj.transcript
+        if transcript is not None:
+            shown = privacy.check_transcript(transcript)
+            transcript = shown if isinstance(shown, dict) else None
+        logs = privacy.check_logs(obj)
+        return {"lines": logs.lines, "transcript": transcript, "stderr_tail": logs.stderr_tail}
+
+    def get_reason(self, obj: BotVersion) -> str:
+        request: Request | None = self.context.get("request")
+        return privacy.version_reason_for(request.user if request else None, obj)
 
     @extend_schema_field(serializers.URLField(allow_null=True))
     def get_source_url(self, obj: BotVersion) -> str | None:
@@ -230,6 +243,10 @@ class MatchSerializer(serializers.ModelSerializer):
         help_text="The ring placements played before the bots took over (empty: the game "
         "started from the empty board). With the seed, all a re-run needs.",
     )
+    reason = serializers.SerializerMethodField(
+        help_text="What ended the game. The bot's own words (its standard error) only to the "
+        "owner of the bot at fault (and staff)."
+    )
     downloads = serializers.SerializerMethodField()
 
     class Meta:
@@ -263,6 +280,10 @@ class MatchSerializer(serializers.ModelSerializer):
             "downloads",
         )
         read_only_fields = fields
+
+    def get_reason(self, obj: Match) -> str:
+        request: Request | None = self.context.get("request")
+        return privacy.reason_for(request.user if request else None, obj)
 
     @extend_schema_field(
         {

@@ -248,7 +248,10 @@ class MatchViewSet(viewsets.ReadOnlyModelViewSet):
         return qs
 
     def _data(self) -> MatchRecord:
-        return get_object_or_404(MatchRecord, match=self.get_object())
+        return get_object_or_404(
+            MatchRecord.objects.select_related("match__white__bot", "match__black__bot"),
+            match=self.get_object(),
+        )
 
     @extend_schema(
         parameters=[OpenApiParameter("notation", str, enum=["long", "short"], default="long")],
@@ -265,8 +268,9 @@ class MatchViewSet(viewsets.ReadOnlyModelViewSet):
     @extend_schema(responses={(200, "application/json"): OpenApiTypes.OBJECT})
     @action(detail=True, methods=["get"], url_path="transcript")
     def transcript(self, request: Request, pk: str) -> HttpResponse:
-        """The JSON transcript of the game."""
-        return downloads.transcript(self._data()).response()
+        """The JSON transcript of the game: the stderr, ``info`` and failure details of a
+        colour only to that bot's owner (and staff); no server path to anyone."""
+        return downloads.transcript(self._data(), request.user).response()
 
 
 @extend_schema(tags=["ratings"])
@@ -356,7 +360,7 @@ class TournamentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
         """Every finished game of the tournament in one zip file."""
         t = self.get_object()
         return downloads.Download(
-            tournaments.archive(t), f"tournament-{t.pk}.zip", downloads.ZIP_TYPE
+            tournaments.archive(t, request.user), f"tournament-{t.pk}.zip", downloads.ZIP_TYPE
         ).response()
 
 

@@ -30,7 +30,7 @@ from arena import worker
 from arena.bots import services as bots
 from arena.bots.models import BUILD_FAILED, BotVersion
 from arena.bots.unpack import UnpackError
-from arena.games import runner
+from arena.games import privacy, runner
 from arena.games.ratings import anchor_version_id
 from arena.games.services import record_qualification
 from arena.jsontypes import JSONObject
@@ -142,6 +142,8 @@ def _rejected(
     transcript: JSONObject | None = None,
     stderr_tail: str = "",
 ) -> _Outcome:
+    if transcript is not None and spec is not None:
+        transcript = privacy.own_side(transcript, spec.digest)
     return _Outcome(
         bots.Verdict(
             False,
@@ -185,8 +187,8 @@ def _run(version: BotVersion, cancel: Event) -> _Outcome | None:
     )
     lines += list(report.lines)
     if not report.ok:
-        failing = [line[4:].strip() for line in report.lines if line.startswith("FAIL")]
-        reason = "the protocol check failed" + (f": {failing[0]}" if failing else "")
+        # The public words: what failed, not what the bot wrote (its report keeps that).
+        reason = "the protocol check failed" + (f": {report.failure}" if report.failure else "")
         return _rejected(
             lines, reason, spec, transcript=report.transcript, stderr_tail=report.stderr_tail
         )
@@ -226,7 +228,7 @@ def _run(version: BotVersion, cancel: Event) -> _Outcome | None:
             return _rejected(
                 lines,
                 f"qualification game {i + 1} lost by {result.outcome.termination.value}: "
-                f"{result.reason}",
+                f"{result.public_reason}",
                 spec,
                 transcript=result.transcript,
                 stderr_tail=str(player.get("stderr_tail", "")),

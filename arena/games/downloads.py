@@ -1,6 +1,7 @@
 """The files people download: game records, transcripts, tournament archives.
 
 Shared by the site's views and the API so that both serve the same bytes under stable names.
+A transcript is served as its viewer may read it (:mod:`arena.games.privacy`).
 """
 
 from __future__ import annotations
@@ -10,7 +11,9 @@ from dataclasses import dataclass
 
 from django.http import HttpResponse
 
+from arena.games import privacy
 from arena.games.models import MatchRecord
+from arena.games.privacy import Viewer
 from arena.jsontypes import JSON
 
 RECORD_TYPE = "text/plain; charset=utf-8"
@@ -42,6 +45,8 @@ def transcript_bytes(transcript: JSON) -> bytes:
     return (json.dumps(transcript, indent=1, ensure_ascii=False) + "\n").encode()
 
 
-def transcript(data: MatchRecord) -> Download:
-    """The match's JSON transcript (every message, clock and stderr tail)."""
-    return Download(transcript_bytes(data.transcript), f"match-{data.match_id}.json", JSON_TYPE)
+def transcript(data: MatchRecord, user: Viewer) -> Download:
+    """The match's JSON transcript (every action and clock; the stderr and ``info`` of the
+    colours whose logs ``user`` may read)."""
+    shown = privacy.transcript_for(user, data.match, data.transcript)
+    return Download(transcript_bytes(shown), f"match-{data.match_id}.json", JSON_TYPE)

@@ -86,7 +86,12 @@ class Match(models.Model):
 
     result = models.CharField(max_length=5, choices=Result.choices, blank=True)
     termination = models.CharField(max_length=20, blank=True)
+    #: What ended the game, for everyone (``black exited at ply 8``); never a bot's own words.
     reason = models.TextField(blank=True)
+    #: The reason in full when a bot's failure ended the game: its exit code, sandbox violation,
+    #: protocol error, the last lines of its standard error. Its owner's and the operators'
+    #: only (arena.games.privacy.reason_for).
+    detail = models.TextField(blank=True)
     #: The colour whose failure ended the game (crash, time, illegal move...), if any.
     fault = models.CharField(max_length=5, blank=True)
     plies = models.PositiveIntegerField(default=0)

@@ -40,12 +40,15 @@ class CheckReport:
         lines: the readable report, one check per line, each marked ``ok`` or ``FAIL``.
         transcript: the transcript of the first game that failed, if any.
         stderr_tail: the tail of the bot's standard error in the last game played.
+        failure: the first failure in public words (no exit code, violation or standard
+            error: see ``GameResult.public_reason``), empty when every check passed.
     """
 
     ok: bool
     lines: list[str]
     transcript: dict[str, Any] | None
     stderr_tail: str
+    failure: str = ""
 
     def text(self) -> str:
         return "\n".join(self.lines)
@@ -101,6 +104,7 @@ def check_bot(
     lines = [_line(True, f"bot: {spec.label} (command: {' '.join(spec.command)})")]
     ok = True
     failing: dict[str, Any] | None = None
+    failure = ""
     tail = ""
     started = False
     for n, (variant, color) in enumerate(plan(variants or spec.variants, max(1, games))):
@@ -115,6 +119,7 @@ def check_bot(
             if ready is None:
                 ok = False
                 lines.append(_line(False, f"start-up: {result.reason}"))
+                failure = f"start-up: {result.public_reason}"
                 failing = result.transcript
                 break
             version = f" version {ready['version']!r}" if ready["version"] else " (no version)"
@@ -123,36 +128,39 @@ def check_bot(
                     True, f"start-up: ready in {ready['ms']:.0f} ms as {ready['name']!r}{version}"
                 )
             )
-        game_ok, text = _judge(result, color, n + 1, spec.name, variant)
+        game_ok, text, public = _judge(result, color, n + 1, spec.name, variant)
         lines.append(_line(game_ok, text))
         if not game_ok:
             ok = False
             failing = failing or result.transcript
+            failure = failure or public
             continue
         if player.get("killed_after_grace"):
             ok = False
             failing = failing or result.transcript
-            lines.append(
-                _line(
-                    False,
-                    f"shut-down (game {n + 1}): did not exit within {ref.end_grace_s:g} s of end "
-                    "and was killed",
-                )
+            late = (
+                f"shut-down (game {n + 1}): did not exit within {ref.end_grace_s:g} s of end "
+                "and was killed"
             )
+            failure = failure or late
+            lines.append(_line(False, late))
         else:
             lines.append(
                 _line(True, f"shut-down (game {n + 1}): exited after end ({player['exit']})")
             )
     lines.append(_line(ok, "conformance: " + ("passed" if ok else "failed")))
-    return CheckReport(ok=ok, lines=lines, transcript=failing, stderr_tail=tail)
+    return CheckReport(ok=ok, lines=lines, transcript=failing, stderr_tail=tail, failure=failure)
 
 
 def _judge(
     result: GameResult, color: str, number: int, name: str, variant: str
-) -> tuple[bool, str]:
+) -> tuple[bool, str, str]:
+    """Whether a check game passed, its report line, and its failure in public words."""
     head = f"game {number} ({variant}, {name} {color}, {len(result.record.actions)} actions)"
     if result.fault == color:
-        return False, f"{head}: {result.reason}"
+        return False, f"{head}: {result.reason}", f"{head}: {result.public_reason}"
     if result.fault is not None:
-        return False, f"{head}: the random bot failed ({result.reason}); check the host"
-    return True, f"{head}: {result.outcome.result.value} ({result.reason})"
+        text = f"{head}: the random bot failed ({result.public_reason}); check the host"
+        return False, text, text
+    text = f"{head}: {result.outcome.result.value} ({result.reason})"
+    return True, text, text

@@ -86,7 +86,11 @@ class GameResult:
         outcome: the result and its termination: an ``engine.Termination`` when the rules ended
             the game, else a :class:`~arena.referee.outcomes.Failure` (``aborted`` for a
             cancelled game, whose result counts for nothing).
-        reason: one human line, e.g. ``black ran out of time (...)``.
+        reason: one human line, e.g. ``black ran out of time (...)``; a failure's reason gives
+            the bot's details too (exit code, sandbox violation, protocol error, the last lines
+            of its standard error), which are its owner's.
+        public_reason: what happened, for everyone: the reason without the failing bot's
+            details (``black exited at ply 8``); the reason itself when nothing failed.
         fault: ``"white"`` or ``"black"``, the bot whose failure ended the game, else None.
         record: the game record (its headers: White, Black, Date, TimeControl, Variant, Result,
             Termination and the configured extras).
@@ -100,6 +104,11 @@ class GameResult:
     record: engine.Record
     transcript: dict[str, Any]
     duration_s: float
+    public_reason: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.public_reason:
+            self.public_reason = self.reason
 
     def record_text(self, *, long: bool = True) -> str:
         """The record file's text, moves in the long (default) or short notation."""

@@ -45,7 +45,13 @@ from arena.referee.game import GameConfig, GameResult, TimeControl
 from arena.referee.library import LIBRARY_INSIDE, ROOT, bot_library, sandbox_settings
 from arena.referee.outcomes import Failure
 from arena.referee.protocol import ActionReply, ProtocolError, Ready, RequestEncoder
-from arena.referee.reasons import stderr_summary, storable, violation_text
+from arena.referee.reasons import (
+    STDERR_MARK,
+    stderr_summary,
+    storable,
+    violation_text,
+    without_stderr,
+)
 from arena.referee.sandbox import Sandbox, SandboxUnavailable
 from arena.referee.transport import (
     Cancelled,
@@ -115,13 +121,18 @@ class Transport(Protocol):
 
 
 class _Failed(Exception):
-    """A bot failed: it loses with this termination and reason."""
+    """A bot failed: it loses with this termination and reason. ``public`` says what happened
+    without the bot's own words or its process's details (exit code, violation, what it
+    wrote): what its opponent and the public are told (the reason itself when None)."""
 
-    def __init__(self, color: engine.Color, termination: Failure, reason: str):
+    def __init__(
+        self, color: engine.Color, termination: Failure, reason: str, public: str | None = None
+    ):
         super().__init__(reason)
         self.color = color
         self.termination = termination
         self.reason = reason
+        self.public = public if public is not None else reason
 
 
 class _Aborted(Exception):
@@ -345,21 +356,21 @@ class _Game:
             self._loop()
             assert self.state.outcome is not None
             outcome = self.state.outcome
-            reason = self._rules_reason(outcome)
+            reason = public = self._rules_reason(outcome)
         except _Failed as f:
             fault = f.color
             winner = f.color.other
             outcome = engine.Outcome(engine.Result(winner.label), f.termination)
-            reason = f.reason
+            reason, public = f.reason, f.public
         except _BothFailed as f:
             outcome = engine.Outcome(engine.Result.DRAW, f.termination)
-            reason = f.reason
+            reason, public = f.reason, f.public
         except (_Aborted, Cancelled):
             outcome = engine.Outcome(engine.Result.DRAW, Failure.ABORTED)
-            reason = "the game was aborted by the referee (the result does not count)"
+            reason = public = "the game was aborted by the referee (the result does not count)"
         aborted = outcome.termination is Failure.ABORTED
-        self._finish(outcome, reason, fault, aborted)
-        return self._result(outcome, reason, fault, aborted)
+        self._finish(outcome, public, fault, aborted)
+        return self._result(outcome, reason, public, fault, aborted)
 
     def _rules_reason(self, outcome: engine.Outcome) -> str:
         s = self.state
@@ -414,7 +425,11 @@ class _Game:
             p.ready_ms = round((self.now() - self.started) * 1000.0, 1)
         if len(errors) == 2:
             w, b = errors[_WHITE], errors[_BLACK]
-            raise _BothFailed(w.termination, f"both bots failed to start: {w.reason}; {b.reason}")
+            raise _BothFailed(
+                w.termination,
+                f"both bots failed to start: {w.reason}; {b.reason}",
+                f"both bots failed to start: {w.public}; {b.public}",
+            )
         if errors:
             raise next(iter(errors.values()))
         if self.ref.pause_between_turns:
@@ -564,6 +579,7 @@ class _Game:
                 p.color,
                 Failure.SANDBOX,
                 f"{label} was stopped by the sandbox: {violation_text(violation)}",
+                f"{label} was stopped by the sandbox {where}",
             )
         if exited is not None:
             why = t.setup_failure()
@@ -575,20 +591,23 @@ class _Game:
         # exited), or at least what it wrote so far (one still running).
         t.drain_stderr(self.now() + STDERR_GRACE_S if exited is not None else None)
         stderr = stderr_summary(t.stderr_tail)
-        said = f"; stderr: {stderr}" if stderr else ""
+        said = f"{STDERR_MARK}{stderr}" if stderr else ""
         if isinstance(error, Closed) or exited is not None:
             p.exited = exited is not None
             how = describe_exit(exited) if exited is not None else "closed its output"
             if exited is None:
-                return _Failed(p.color, Failure.CRASH, f"{label} closed its output {where}{said}")
-            return _Failed(p.color, Failure.CRASH, f"{label} exited {where} ({how}){said}")
+                closed = f"{label} closed its output {where}"
+                return _Failed(p.color, Failure.CRASH, f"{closed}{said}", closed)
+            return _Failed(
+                p.color,
+                Failure.CRASH,
+                f"{label} exited {where} ({how}){said}",
+                f"{label} exited {where}",
+            )
         if isinstance(error, Timeout):
             if starting:
-                return _Failed(
-                    p.color,
-                    Failure.NO_START,
-                    f"{label} sent no ready within {self.ref.startup_timeout_s:g} s{said}",
-                )
+                silent = f"{label} sent no ready within {self.ref.startup_timeout_s:g} s"
+                return _Failed(p.color, Failure.NO_START, f"{silent}{said}", silent)
             elapsed = self.now() - (start if start is not None else self.now())
             late = "answered only" if str(error) == "late" else "no answer"
             return _Failed(
@@ -600,17 +619,23 @@ class _Game:
             )
         if isinstance(error, LineTooLong):
             return _Failed(p.color, Failure.PROTOCOL, f"{label} wrote {error} {where}")
-        return _Failed(p.color, Failure.PROTOCOL, f"{label} broke the protocol {where}: {error}")
+        return _Failed(
+            p.color,
+            Failure.PROTOCOL,
+            f"{label} broke the protocol {where}: {error}",
+            f"{label} broke the protocol {where}",
+        )
 
     # --------------------------------------------------------------------- shutting down
 
     def _finish(
-        self, outcome: engine.Outcome, reason: str, fault: engine.Color | None, aborted: bool
+        self, outcome: engine.Outcome, public: str, fault: engine.Color | None, aborted: bool
     ) -> None:
         """Send ``end`` to the bots still running, let them exit, note how each one ended.
 
         A bot that ended the game by failing gets ``end`` too but no grace period: it is killed
-        at once. An aborted game kills both at once.
+        at once. An aborted game kills both at once. ``end`` gives the ``public`` reason, never a
+        bot's standard error or failure details: the other bot (and so its owner) reads it.
         """
         live = [p for p in self.players if p.transport is not None]
         for p in live:
@@ -624,7 +649,8 @@ class _Game:
             with contextlib.suppress(Exception):
                 self._resume(p)
             if t.poll() is None and not p.exited:
-                line = protocol.encode(protocol.End(outcome.result.value, reason))
+                told = without_stderr(public)  # the public words quote no stderr; be sure
+                line = protocol.encode(protocol.End(outcome.result.value, told))
                 with contextlib.suppress(Closed, Timeout, Cancelled):
                     t.send(line, self.now() + min(self.ref.end_grace_s, 0.1))
                     p.end["sent_end"] = True
@@ -662,7 +688,12 @@ class _Game:
                 p.end["violation"] = violation_text(v)
 
     def _result(
-        self, outcome: engine.Outcome, reason: str, fault: engine.Color | None, aborted: bool
+        self,
+        outcome: engine.Outcome,
+        reason: str,
+        public: str,
+        fault: engine.Color | None,
+        aborted: bool,
     ) -> GameResult:
         config = self.config
         headers: dict[str, str] = {
@@ -702,6 +733,7 @@ class _Game:
             "result": None if aborted else outcome.result.value,
             "termination": outcome.termination.value,
             "reason": reason,
+            "public_reason": public,
             "fault": fault.label if fault is not None else None,
         }
         reason = storable(reason)
@@ -714,6 +746,7 @@ class _Game:
             record=record,
             transcript=transcript,
             duration_s=duration,
+            public_reason=storable(public),
         )
 
     def _player_json(self, p: _Player) -> dict[str, Any]:
@@ -734,7 +767,8 @@ class _Game:
 
 
 class _BothFailed(Exception):
-    def __init__(self, termination: Failure, reason: str):
+    def __init__(self, termination: Failure, reason: str, public: str):
         super().__init__(reason)
         self.termination = termination
         self.reason = reason
+        self.public = public

@@ -8,7 +8,20 @@ from typing import Any
 
 from arena.referee.transport import ViolationLike
 
-__all__ = ["stderr_summary", "storable", "violation_text"]
+__all__ = ["STDERR_MARK", "stderr_summary", "storable", "violation_text", "without_stderr"]
+
+#: How a failure text quotes the bot's standard error: everything from here on is the bot's own
+#: words, which only its owner may read (arena.privacy).
+STDERR_MARK = "; stderr: "
+
+
+def without_stderr(reason: str) -> str:
+    """A failure text without the bot's words it quotes (:data:`STDERR_MARK` and all after).
+
+    >>> without_stderr("black exited at ply 8 (exit code 3); stderr: boom")
+    'black exited at ply 8 (exit code 3)'
+    """
+    return reason.partition(STDERR_MARK)[0]
 
 
 def violation_text(v: ViolationLike) -> str:

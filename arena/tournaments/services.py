@@ -27,6 +27,7 @@ from django.utils import timezone
 
 from arena import worker
 from arena.bots.models import Bot, BotVersion
+from arena.games import privacy
 from arena.games.models import Match, MatchRecord, Variant
 from arena.games.services import queue_pending
 from arena.notifications.models import Event
@@ -376,16 +377,19 @@ def _num(x: float) -> str:
 # ----------------------------------------------------------------------------- archive
 
 
-def archive(tournament: Tournament) -> bytes:
+def archive(tournament: Tournament, user: privacy.Viewer = None) -> bytes:
     """Every finished game of the tournament in one zip: the records (long and short form),
-    the transcripts, all games in one file, and the standings."""
+    the transcripts, all games in one file, and the standings.
+
+    The transcripts are as ``user`` may read them (:func:`arena.games.privacy.transcript_for`):
+    the stderr and ``info`` of their own bots only; None (anyone) sees no bot's."""
     slug = re.sub(r"[^a-z0-9]+", "-", tournament.name.lower()).strip("-") or "tournament"
     top = f"tournament-{tournament.pk}-{slug}"
     buf = io.BytesIO()
     table = standings(tournament)
     records = (
         MatchRecord.objects.filter(match__tournament=tournament, match__status=M.FINISHED)
-        .select_related("match")
+        .select_related("match__white__bot", "match__black__bot")
         .order_by("match__round", "match__pk")
     )
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
@@ -396,7 +400,11 @@ def archive(tournament: Tournament) -> bytes:
             zf.writestr(f"{top}/records-short/{name}.txt", rec.record_short)
             zf.writestr(
                 f"{top}/transcripts/{name}.json",
-                json.dumps(rec.transcript, indent=1, ensure_ascii=False),
+                json.dumps(
+                    privacy.transcript_for(user, rec.match, rec.transcript),
+                    indent=1,
+                    ensure_ascii=False,
+                ),
             )
             everything.append(rec.record)
         zf.writestr(f"{top}/all-games.txt", "\n".join(everything))

@@ -30,8 +30,9 @@ import engine
 from arena.bots import services as bots
 from arena.bots.models import Bot, BotVersion, describe_variants
 from arena.bots.unpack import UploadError
-from arena.games import downloads, failures, ratings
+from arena.games import downloads, failures, privacy, ratings
 from arena.games.models import Match, MatchRecord, Rating, RatingPoint, Variant
+from arena.privacy import player_logs
 from arena.replay import replay_frames
 from arena.tournaments import services as tournaments
 from arena.tournaments.models import Tournament
@@ -197,7 +198,16 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
         {
             "bot": bot,
             "active": active,
-            "versions": [(v, by_version.get(v.pk, []), stats.get(v.pk, [])) for v in versions],
+            "versions": [
+                (
+                    v,
+                    by_version.get(v.pk, []),
+                    stats.get(v.pk, []),
+                    privacy.version_reason_for(request.user, v),
+                    privacy.check_logs(v) if manager else None,
+                )
+                for v in versions
+            ],
             "failing": failing if manager else [],
             "paused": [(v, row) for v in versions for row in stats.get(v.pk, []) if row.paused],
             "failing_rate": settings.FAILING_RATE,
@@ -312,11 +322,15 @@ def version_source(request: AuthenticatedHttpRequest, name: str, number: int) ->
 def version_check_transcript(
     request: AuthenticatedHttpRequest, name: str, number: int
 ) -> HttpResponse:
-    version = _own_version(request, name, number)
+    version = get_object_or_404(
+        BotVersion.objects.select_related("bot"), bot__name=name, number=number
+    )
+    if not privacy.may_see_logs(request.user, version.bot):
+        raise PermissionDenied
     if version.transcript is None:
         raise Http404("no transcript")
     return downloads.Download(
-        downloads.transcript_bytes(version.transcript),
+        downloads.transcript_bytes(privacy.check_transcript(version.transcript)),
         f"{name}-v{number}-check.json",
         downloads.JSON_TYPE,
     ).response()
@@ -342,7 +356,9 @@ def match_list(request: HttpRequest) -> HttpResponse:
 
 
 def _record(pk: int) -> MatchRecord:
-    return get_object_or_404(MatchRecord.objects.select_related("match"), match_id=pk)
+    return get_object_or_404(
+        MatchRecord.objects.select_related("match__white__bot", "match__black__bot"), match_id=pk
+    )
 
 
 def match_detail(request: HttpRequest, pk: int) -> HttpResponse:
@@ -350,16 +366,28 @@ def match_detail(request: HttpRequest, pk: int) -> HttpResponse:
         Match.objects.select_related("white__bot__owner", "black__bot__owner", "tournament"),
         pk=pk,
     )
-    data = MatchRecord.objects.filter(match=match).only("record", "record_short").first()
+    visible = privacy.visible_colours(request.user, match)
+    fields = ("record", "record_short", "transcript") if visible else ("record", "record_short")
+    data = MatchRecord.objects.filter(match=match).only(*fields).first()
     turns: list[tuple[str, str]] = []
+    logs = []
     if data is not None:
         body = data.record.split("\n\n", 1)[1] if "\n\n" in data.record else ""
         tokens = body.split()
         turns = [(t.split(".", 1)[0], t.split(".", 1)[1]) for t in tokens if "." in t]
+        if visible:
+            shown = privacy.transcript_for(request.user, match, data.transcript)
+            logs = player_logs(shown, visible)
     return render(
         request,
         "web/match_detail.html",
-        {"match": match, "data": data, "turns": turns},
+        {
+            "match": match,
+            "data": data,
+            "turns": turns,
+            "reason": privacy.reason_for(request.user, match),
+            "logs": logs,
+        },
     )
 
 
@@ -370,13 +398,14 @@ def match_record(request: HttpRequest, pk: int, form: str = "long") -> HttpRespo
 
 
 def match_transcript(request: HttpRequest, pk: int) -> HttpResponse:
-    return downloads.transcript(_record(pk)).response()
+    return downloads.transcript(_record(pk), request.user).response()
 
 
 def match_replay(request: HttpRequest, pk: int) -> JsonResponse:
     data = _record(pk)
     record = engine.Record.parse(data.record)
-    return JsonResponse(replay_frames(record, data.transcript))
+    shown = privacy.transcript_for(request.user, data.match, data.transcript)
+    return JsonResponse(replay_frames(record, shown))
 
 
 # ----------------------------------------------------------------------------- tournaments
@@ -455,5 +484,5 @@ def tournament_action(request: AuthenticatedHttpRequest, pk: int, action: str) -
 def tournament_archive(request: HttpRequest, pk: int) -> HttpResponse:
     t = get_object_or_404(Tournament, pk=pk)
     return downloads.Download(
-        tournaments.archive(t), f"tournament-{t.pk}.zip", downloads.ZIP_TYPE
+        tournaments.archive(t, request.user), f"tournament-{t.pk}.zip", downloads.ZIP_TYPE
     ).response()

@@ -3,6 +3,7 @@ with the real referee, sandbox and bots)."""
 
 from __future__ import annotations
 
+import json
 import os
 import random
 from collections.abc import Callable
@@ -227,21 +228,36 @@ def test_a_bot_that_cannot_play_a_variant_it_declares_is_rejected(
     v.refresh_from_db()
     assert v.status == V.REJECTED and v.variant_names == list(engine.VARIANTS)
     assert v.reason.startswith("the protocol check failed: game 3 (yangsh, yinsh_and_blitz white")
-    assert "yangsh is not implemented" in v.reason
+    # What it wrote is its owner's: in the report, not in the public reason.
+    assert "yangsh is not implemented" not in v.reason
+    assert any("yangsh is not implemented" in line for line in v.report)
     assert not Match.objects.exists()
 
 
 @pytest.mark.django_db
-def test_a_bot_that_crashes_is_rejected_with_its_transcript_and_stderr(user: Any) -> None:
+def test_a_bot_that_crashes_is_rejected_with_its_transcript_and_stderr(
+    user: Any, settings: Any
+) -> None:
     v = submit(user, "quitter", packed(TEST_BOTS / "protocol" / "exits_midgame"), "q.tar.gz")
     assert checks.check_version(v.pk) == "rejected"
     v.refresh_from_db()
     assert v.status == V.REJECTED
     assert "protocol check failed" in v.reason and "exited" in v.reason
+    assert "exit code" not in v.reason and "giving up" not in v.reason  # the owner's details
+    assert any("exit code 3" in line and "giving up" in line for line in v.report)
     assert v.transcript is not None and v.transcript["fault"] in ("white", "black")
     assert "giving up after three actions" in v.stderr_tail
     assert any(line.startswith("FAIL") for line in v.report)
     assert not Match.objects.exists() and not PairStats.objects.exists()
+    # The failing game is kept for its owner: the bot's own logs, not its opponent's (the
+    # random bot's), and no server path.
+    mine = v.transcript["fault"]
+    theirs = "black" if mine == "white" else "white"
+    players = v.transcript["players"]
+    assert "giving up after three actions" in players[mine]["stderr_tail"]
+    assert "stderr_tail" not in players[theirs] and "exit" not in players[theirs]
+    assert {players[c]["path"] for c in players} == {"<path>"}
+    assert str(settings.BOT_CACHE_DIR) not in json.dumps(v.transcript)
 
 
 @pytest.mark.django_db

@@ -12,7 +12,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from arena.bots.models import Bot, BotVersion
-from arena.games import ratings, services
+from arena.games import privacy, ratings, services
 from arena.games.models import Match, MatchRecord
 from arena.tournaments.models import Tournament
 from tests.arena.conftest import BOTS, make_version, zipped_folder
@@ -125,9 +125,11 @@ def test_downloads_byte_match_the_records(real_match: Match) -> None:
     assert short == data.record_short
     record = engine.Record.parse(data.record)
     assert record.to_text(long=True) == data.record and record.to_text(long=False) == short
-    assert json.loads(c.get(f"/matches/{real_match.pk}/transcript.json").content) == (
-        data.transcript
-    )
+    shown = json.loads(c.get(f"/matches/{real_match.pk}/transcript.json").content)
+    assert shown == privacy.transcript_for(None, real_match, data.transcript)
+    assert shown["moves"] == [
+        {k: v for k, v in m.items() if k != "info"} for m in data.transcript["moves"]
+    ]
 
 
 @pytest.mark.django_db

@@ -553,3 +553,39 @@ def test_time_controls_read_and_write_like_cutechess():
     for bad in ("", "abc", "-1", "0", "10+", "10+-1", "1:00", "inf"):
         with pytest.raises(ValueError, match="time control"):
             TimeControl.parse(bad)
+
+
+def test_the_end_message_never_quotes_a_bots_stderr_to_either_bot():
+    """The reason keeps the crashing bot's last words for its owner; the other bot (whose owner
+    reads what it logs) is told what happened, not what its opponent wrote."""
+    game = Game(black=after(3, Exit(3, b"MY-SECRET-PLAN\n")))
+    result = game.play()
+    assert result.reason == "black exited at ply 8 (exit code 3); stderr: MY-SECRET-PLAN"
+    assert result.public_reason == "black exited at ply 8"
+    assert game.white.received[-1] == protocol.End("white", "black exited at ply 8")
+    assert all("MY-SECRET-PLAN" not in repr(m) for m in game.white.received)
+    t = result.transcript
+    assert (t["reason"], t["public_reason"]) == (result.reason, result.public_reason)
+
+
+@pytest.mark.parametrize(
+    ("reply", "public"),
+    [
+        (Exit(3, b"boom\n"), "black exited at ply 8"),
+        (Exit(-11), "black exited at ply 8"),
+        ({"type": "resign"}, "black broke the protocol at ply 8"),
+        (b"not json at all", "black broke the protocol at ply 8"),
+        (
+            Violation("memory", "memory limit of 512 MiB exceeded"),
+            "black was stopped by the sandbox at ply 8",
+        ),
+        ({"type": "action", "action": "z99"}, None),  # an illegal move is public as it is
+        (Endless(), None),  # so is a line over the limit (its size, not its text)
+    ],
+)
+def test_the_public_reason_says_what_happened_without_the_bots_details(reply, public):
+    result = Game(black=after(3, reply)).play()
+    assert result.public_reason == (public if public is not None else result.reason)
+    assert result.public_reason.startswith("black ")
+    for detail in ("exit code", "signal", "memory", "resign", "JSON", "boom"):
+        assert detail not in result.public_reason

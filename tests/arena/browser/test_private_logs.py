@@ -1,0 +1,57 @@
+"""A match page as a bot's owner and as a visitor see it: the owner reads its bot's standard
+error and ``info`` there; a visitor reads neither."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from arena.games import services as games
+from arena.games.models import Match
+from tests.arena.browser.conftest import fits_the_screen
+from tests.arena.conftest import TEST_BOTS, make_version
+from tests.arena.test_matches import queued_match
+
+#: What the diary bot (tests/bots/honest/diary) writes to its stderr and its info.
+DIARY = "DIARY-MARKER-5e2b"
+
+
+@pytest.fixture
+def played(user: Any, other_user: Any) -> Match:
+    """Alice's diary (white) against Bob's quitter (black, which crashes): a real game."""
+    white = make_version(user, "diary", folder=TEST_BOTS / "honest" / "diary")
+    black = make_version(other_user, "quitter", folder=TEST_BOTS / "protocol" / "exits_midgame")
+    m = queued_match(white, black)
+    assert games.play(m.pk) == "finished"
+    return m
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_owner_reads_its_bots_stderr_and_info_on_the_match_page(
+    page: Any, site: str, user: Any, log_in: Any, played: Match
+) -> None:
+    log_in(user)
+    page.goto(f"{site}/matches/{played.pk}/")
+    log = page.locator("#log-white")
+    assert log.get_by_role("heading", name="White's log").is_visible()
+    stderr = log.locator("pre.stderr")
+    assert stderr.is_visible() and f"{DIARY} starting in" in stderr.inner_text()
+    assert DIARY in log.locator("table.log-moves").inner_text()
+    assert page.locator("#log-black").count() == 0
+    assert "giving up after three actions" not in page.content()
+    page.locator(".yinsh-replay svg").first.wait_for()
+    assert fits_the_screen(page)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_visitor_reads_what_happened_but_no_bots_logs(
+    page: Any, site: str, played: Match
+) -> None:
+    page.goto(f"{site}/matches/{played.pk}/")
+    assert "black exited at ply" in page.locator("td.reason").inner_text()
+    assert page.locator("section.bot-log").count() == 0
+    page.locator(".yinsh-replay svg").first.wait_for()
+    assert DIARY not in page.content()
+    assert "giving up after three actions" not in page.content()
+    assert fits_the_screen(page)
