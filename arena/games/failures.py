@@ -34,9 +34,11 @@ from django.urls import reverse
 from django.utils import timezone
 
 from arena.bots.models import BotVersion
+from arena.games import privacy
 from arena.games.models import FailureAlert, Match, MatchRecord, Variant
 from arena.notifications.models import Event
 from arena.notifications.services import notify
+from arena.privacy import strip_paths
 from arena.referee.outcomes import Failure
 
 __all__ = [
@@ -235,15 +237,20 @@ def _reasons(version_id: int) -> dict[str, list[ReasonGroup]]:
             status=S.FINISHED,
         )
         .order_by("-id")
-        .values_list("pk", "variant", "termination", "reason")[:REASON_SAMPLE]
+        .values_list("pk", "variant", "termination", "reason", "detail")[:REASON_SAMPLE]
     )
+    roots = privacy.server_roots()
     groups: dict[tuple[str, str], ReasonGroup] = {}
-    for pk, variant, termination, reason in latest:
+    for pk, variant, termination, reason, detail in latest:
         kind = KIND_OF.get(termination)
         if kind is None:
             continue
-        text = reason_group(termination, reason)
-        g = groups.setdefault((variant, text), ReasonGroup(kind, text, example=reason))
+        # The full reason (``detail``, the owner's) says the exit code or the violation the
+        # public words leave out; the groups are public words made from it.
+        full = detail or reason
+        text = reason_group(termination, full)
+        example = strip_paths(full, roots)
+        g = groups.setdefault((variant, text), ReasonGroup(kind, text, example=example))
         g.count += 1
         if len(g.matches) < EXAMPLES:
             g.matches.append(pk)

@@ -28,6 +28,7 @@ def played(
     fault: str = "",
     termination: str = "rows",
     reason: str = "white made three rows",
+    detail: str = "",
     moves: list[dict[str, Any]] | None = None,
     status: str = Match.Status.FINISHED,
 ) -> Match:
@@ -44,6 +45,7 @@ def played(
         termination=termination,
         fault=fault,
         reason=reason,
+        detail=detail,
     )
     MatchRecord.objects.create(
         match=m, record="", record_short="", transcript={"moves": moves or []}
@@ -58,7 +60,9 @@ def crash(white: Any, black: Any, side: str = "white", **kw: Any) -> Match:
         black,
         fault=side,
         termination="crash",
-        reason=f"{label} exited at ply 7 (exit code 1); stderr: {SECRET}",
+        # As services.finish stores it: the public words, and the full reason for the owner.
+        reason=f"{label} exited at ply 7",
+        detail=f"{label} exited at ply 7 (exit code 1); stderr: {SECRET}",
         **kw,
     )
 
