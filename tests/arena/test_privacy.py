@@ -477,7 +477,7 @@ def test_reasons_stored_before_the_split_keep_their_stderr_for_the_owner_only(
 
     from django.apps import apps
 
-    migration = importlib.import_module("arena.games.migrations.0004_match_detail")
+    migration = importlib.import_module("arena.games.migrations.0006_match_detail")
     old = f"black exited at ply 6 (exit code 3); stderr: {QUITTER} at /srv/bot/x.py"
     m = queued_match(diary(people["alice"]), quitter(people["bob"]), reason=old, fault="black")
     plain = queued_match(m.white, m.black, reason="white removed 3 rings (3-1)")
