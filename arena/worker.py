@@ -100,6 +100,20 @@ def time_limits(time_control: str, *, games: int = 1, builds: int = 0) -> tuple[
     return soft, soft + 30
 
 
+def match_time_control(text: str) -> str:
+    """A time control for a match of the site, normalised (``"10+0.1"``). Raises
+    ``ValueError`` when it cannot be read, or when a game could outlast the broker's
+    visibility timeout (its task would then be delivered twice)."""
+    tc = TimeControl.parse(text)
+    _, hard = time_limits(str(tc), builds=2)
+    if hard >= settings.CELERY_VISIBILITY_TIMEOUT:
+        raise ValueError(
+            f"time control {tc} is too long: a game could take {hard} s, more than the "
+            f"{settings.CELERY_VISIBILITY_TIMEOUT} s a task may run"
+        )
+    return str(tc)
+
+
 # ----------------------------------------------------------------------------- sending
 
 

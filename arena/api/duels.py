@@ -33,6 +33,17 @@ def _finite(x: float) -> float | None:
     return x if math.isfinite(x) else None
 
 
+def _estimate_schema(description: str) -> dict[str, object]:
+    """The schema of an Elo estimate (:func:`_estimate`)."""
+    keys = ["elo", "low", "high", "los", "score"]
+    return {
+        "type": "object",
+        "description": description,
+        "properties": {k: {"type": "number", "nullable": True} for k in keys},
+        "required": keys,
+    }
+
+
 class DuelSerializer(serializers.ModelSerializer):
     created_by = serializers.CharField(source="created_by.username", read_only=True)
     candidate_label = serializers.CharField(source="candidate.label", read_only=True)
@@ -109,36 +120,16 @@ class DuelSerializer(serializers.ModelSerializer):
         return list(b) if b is not None else None
 
     @extend_schema_field(
-        {
-            "type": "object",
-            "description": "From the pairs: the Elo difference with its 95% interval, the "
-            "likelihood of superiority and the mean score (null where unbounded or unknown).",
-            "properties": {
-                "elo": {"type": "number", "nullable": True},
-                "low": {"type": "number", "nullable": True},
-                "high": {"type": "number", "nullable": True},
-                "los": {"type": "number", "nullable": True},
-                "score": {"type": "number", "nullable": True},
-            },
-            "required": ["elo", "low", "high", "los", "score"],
-        }
+        _estimate_schema(
+            "From the pairs: the Elo difference with its 95% interval, the likelihood of "
+            "superiority and the mean score (null where unbounded or unknown)."
+        )
     )
     def get_elo(self, obj: Duel) -> dict[str, float | None]:
         return _estimate(obj.pentanomial)
 
     @extend_schema_field(
-        {
-            "type": "object",
-            "description": "The same from single games, ignoring the pairs (trinomial).",
-            "properties": {
-                "elo": {"type": "number", "nullable": True},
-                "low": {"type": "number", "nullable": True},
-                "high": {"type": "number", "nullable": True},
-                "los": {"type": "number", "nullable": True},
-                "score": {"type": "number", "nullable": True},
-            },
-            "required": ["elo", "low", "high", "los", "score"],
-        }
+        _estimate_schema("The same from single games, ignoring the pairs (trinomial).")
     )
     def get_game_elo(self, obj: Duel) -> dict[str, float | None]:
         return _estimate(obj.trinomial)

@@ -39,7 +39,6 @@ from arena.jsontypes import JSONObject
 from arena.notifications.models import Event
 from arena.notifications.services import notify
 from arena.referee import openings
-from arena.referee.match import TimeControl
 
 M = Match.Status
 DS = Duel.Status
@@ -82,19 +81,12 @@ def challenges_left(user: User | AnonymousUser) -> int:
 
 
 def check_time_control(text: str) -> str:
-    """The time control, normalised; refused if a game could outlast the broker's visibility
-    timeout."""
+    """The time control, normalised (:func:`arena.worker.match_time_control`); a
+    :class:`DuelError` says why not."""
     try:
-        tc = TimeControl.parse(text)
+        return worker.match_time_control(text)
     except ValueError as e:
         raise DuelError(str(e)) from None
-    _, hard = worker.time_limits(str(tc), builds=2)
-    if hard >= settings.CELERY_VISIBILITY_TIMEOUT:
-        raise DuelError(
-            f"time control {tc} is too long: a game could take {hard} s, more than the "
-            f"{settings.CELERY_VISIBILITY_TIMEOUT} s a task may run"
-        )
-    return str(tc)
 
 
 def check_version(version: BotVersion, variant: str, role: str) -> None:

@@ -32,7 +32,6 @@ from arena.games.models import Match, MatchRecord, Variant
 from arena.games.services import queue_pending
 from arena.notifications.models import Event
 from arena.notifications.services import notify
-from arena.referee.match import TimeControl
 from arena.referee.openings import opening
 from arena.referee.schedule import TournamentError, leg_seeds, round_robin
 from arena.tournaments import limits
@@ -62,19 +61,12 @@ def can_control(user: User | AnonymousUser, tournament: Tournament) -> bool:
 
 
 def check_time_control(text: str) -> str:
-    """The time control, normalised; refused if a match could outlast the broker's visibility
-    timeout (its task would then be delivered twice)."""
+    """The time control, normalised (:func:`arena.worker.match_time_control`); a
+    :class:`TournamentError` says why not."""
     try:
-        tc = TimeControl.parse(text)
+        return worker.match_time_control(text)
     except ValueError as e:
         raise TournamentError(str(e)) from None
-    _, hard = worker.time_limits(str(tc), builds=2)
-    if hard >= settings.CELERY_VISIBILITY_TIMEOUT:
-        raise TournamentError(
-            f"time control {tc} is too long: a game could take {hard} s, more than the "
-            f"{settings.CELERY_VISIBILITY_TIMEOUT} s a task may run"
-        )
-    return str(tc)
 
 
 def create(
