@@ -182,7 +182,8 @@ def start_challenge(
 
     Rated only when both owners agree: the challenger asks for it (``rated``) and the
     challenged bot accepts rated challenges (:attr:`Bot.rated_challenges`); then its games
-    count in the ratings like ladder games.
+    count in the ratings like ladder games. A retired version's rating is frozen: it plays
+    unrated challenges only.
     """
     if not user.is_authenticated:
         raise PermissionDenied("log in to challenge a bot")
@@ -199,6 +200,12 @@ def start_challenge(
         raise DuelError(
             f"{opponent.bot.name} does not accept rated challenges: its owner has not allowed "
             "them; challenge it unrated"
+        )
+    retired = [v.label for v in (candidate, opponent) if v.status == BotVersion.Status.RETIRED]
+    if rated and retired:
+        raise DuelError(
+            f"{' and '.join(retired)} retired: a retired version's rating is frozen; "
+            "challenge unrated"
         )
     with transaction.atomic():
         # One challenge at a time per user: the quota cannot be passed by racing requests.

@@ -69,36 +69,48 @@ def refresh(variant: str, *, force: bool = False) -> FitReport | None:
     names = {p[0] for p in pairs} | {p[1] for p in pairs}
     anchor_name = str(anchor) if anchor is not None and str(anchor) in names else None
     fitted = rating.fit_counts(pairs, anchor=anchor_name, anchor_elo=settings.RATING_ANCHOR_ELO)
-    ratings = [r for r in fitted.ratings if r.games > 0]
     now = timezone.now()
     with transaction.atomic():
         # One writer per variant at a time (the row lock), so two fits cannot interleave.
         RatingState.objects.select_for_update().get(variant=variant)
         before = dict(Rating.objects.filter(variant=variant).values_list("version_id", "games"))
-        Rating.objects.filter(variant=variant).delete()
-        Rating.objects.bulk_create(
-            Rating(
+        # A retired version keeps the rating it had when it retired (its row is written back
+        # as it was); its results still inform everyone else's.
+        frozen = {
+            r.version_id: r
+            for r in Rating.objects.filter(
+                variant=variant, version__status=BotVersion.Status.RETIRED
+            )
+        }
+        rows = [
+            frozen.get(int(r.name))
+            or Rating(
                 variant=variant,
                 version_id=int(r.name),
                 elo=r.elo,
                 error=_finite(r.error),
                 games=r.games,
                 points=r.score,
-                rank=rank,
             )
-            for rank, r in enumerate(ratings, 1)
-        )
+            for r in fitted.ratings
+            if r.games > 0
+        ]
+        rows.sort(key=lambda r: -r.elo)
+        for rank, row in enumerate(rows, 1):
+            row.pk, row.rank = None, rank
+        Rating.objects.filter(variant=variant).delete()
+        Rating.objects.bulk_create(rows)
         RatingPoint.objects.bulk_create(
             RatingPoint(
                 variant=variant,
-                version_id=int(r.name),
+                version_id=r.version_id,
                 at=now,
                 elo=r.elo,
-                error=_finite(r.error),
+                error=r.error,
                 games=r.games,
             )
-            for r in ratings
-            if before.get(int(r.name)) != r.games
+            for r in rows
+            if r.version_id not in frozen and before.get(r.version_id) != r.games
         )
         elapsed = time.perf_counter() - started
         RatingState.objects.filter(variant=variant).update(
@@ -107,7 +119,7 @@ def refresh(variant: str, *, force: bool = False) -> FitReport | None:
             white_advantage=fitted.white_advantage,
             fit_seconds=elapsed,
         )
-    return FitReport(variant, len(ratings), len(pairs), target, elapsed)
+    return FitReport(variant, len(rows), len(pairs), target, elapsed)
 
 
 def _finite(x: float) -> float | None:

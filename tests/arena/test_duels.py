@@ -304,6 +304,16 @@ def test_a_rated_challenge_needs_both_owners_and_counts_like_the_ladder(user, mi
     assert not plain.rated
 
 
+def test_a_rated_challenge_with_a_retired_version_is_refused(user, other_user, mine, theirs):
+    Bot.objects.filter(pk=theirs.bot_id).update(rated_challenges=True)
+    theirs.bot.refresh_from_db()
+    old_rival = make_version(other_user, "rival", status=BotVersion.Status.RETIRED)
+    for candidate, opponent in ((mine[0], old_rival), (mine[1], theirs)):
+        with pytest.raises(duels.DuelError, match="retired.*rating is frozen"):
+            duels.start_challenge(user, candidate, opponent, variant="yinsh", games=2, rated=True)
+    assert not duels.start_challenge(user, mine[1], old_rival, variant="yinsh", games=2).rated
+
+
 def test_challenges_have_a_daily_quota(user, mine, theirs, settings):
     settings.CHALLENGES_PER_DAY = 2
     for _ in range(2):

@@ -143,6 +143,35 @@ def test_a_retired_version_keeps_its_rating_through_every_refit(user: Any, ancho
     assert new not in [r.version for r in ratings.leaderboard("yinsh")]
 
 
+@pytest.mark.django_db
+def test_a_retired_versions_rating_stays_frozen_when_its_opponents_ratings_move(
+    user: Any, other_user: Any, anchor: Any
+) -> None:
+    old, new = two_versions(user)
+    rival = make_version(other_user, "rival")
+    results({(old, rival): (5, 0, 5), (rival, anchor): (7, 0, 3), (new, anchor): (6, 0, 4)})
+    ratings.refresh("yinsh", force=True)
+    frozen = Rating.objects.get(version=old, variant="yinsh")
+    rival_before = Rating.objects.get(version=rival, variant="yinsh").elo
+    # The rival crushes the anchor from now on: its rating rises, the retired one's does not.
+    results({(rival, anchor): (20, 0, 0)})
+    ratings.refresh("yinsh")
+    assert Rating.objects.get(version=rival, variant="yinsh").elo > rival_before + 20
+    after = Rating.objects.get(version=old, variant="yinsh")
+    assert (after.elo, after.error, after.games, after.points) == (
+        frozen.elo,
+        frozen.error,
+        frozen.games,
+        frozen.points,
+    )
+    ranks = list(Rating.objects.filter(variant="yinsh").order_by("rank"))
+    assert [r.elo for r in ranks] == sorted((r.elo for r in ranks), reverse=True)
+    # Made active again, it is fitted with the others again.
+    services.activate(user, old)
+    ratings.refresh("yinsh", force=True)
+    assert Rating.objects.get(version=old, variant="yinsh").elo != frozen.elo
+
+
 # ----------------------------------------------------------------------------- the bot page
 
 
