@@ -590,7 +590,7 @@ class VersionDetailSerializer(VersionSerializer):
     def get_failures(self, obj: BotVersion) -> list[JSONObject]:
         owner = self._owner(obj)
         out: list[JSONObject] = []
-        for row in failures.version_failures(obj):
+        for row in failures.version_failures(obj, private=owner):
             t = row.think
             out.append(
                 {

@@ -229,8 +229,10 @@ def _side_counts(version_id: int) -> tuple[Counter[str], Counter[tuple[str, str]
     return games, failed
 
 
-def _reasons(version_id: int) -> dict[str, list[ReasonGroup]]:
-    """Per variant, the reason groups of the latest failures, commonest first."""
+def _reasons(version_id: int, *, private: bool) -> dict[str, list[ReasonGroup]]:
+    """Per variant, the reason groups of the latest failures, commonest first: made from the
+    full reasons with an example of each for the owner (``private``), else from the public
+    words alone (which never say an exit code, a violation or what the bot wrote)."""
     latest = (
         Match.objects.filter(
             Q(white=version_id, fault="white") | Q(black=version_id, fault="black"),
@@ -246,10 +248,10 @@ def _reasons(version_id: int) -> dict[str, list[ReasonGroup]]:
         if kind is None:
             continue
         # The full reason (``detail``, the owner's) says the exit code or the violation the
-        # public words leave out; the groups are public words made from it.
-        full = detail or reason
+        # public words (``reason``) leave out.
+        full = (detail or reason) if private else reason
         text = reason_group(termination, full)
-        example = strip_paths(full, roots)
+        example = strip_paths(full, roots) if private else ""
         g = groups.setdefault((variant, text), ReasonGroup(kind, text, example=example))
         g.count += 1
         if len(g.matches) < EXAMPLES:
@@ -306,16 +308,19 @@ def _think_times(version_id: int, games: int) -> dict[str, ThinkTimes]:
 
 
 def version_failures(
-    version: BotVersion | int, *, think_games: int | None = None
+    version: BotVersion | int, *, think_games: int | None = None, private: bool = False
 ) -> list[VariantFailures]:
     """A version's failure statistics per variant it has finished games in (in the engine's
     order of variants): games, failures by kind, the commonest reasons with example games,
-    think-time percentiles, whether it fails often and whether the ladder pauses it there."""
+    think-time percentiles, whether it fails often and whether the ladder pauses it there.
+
+    ``private``: as its owner (and operators) see them, the reasons in full words with the
+    latest one of each; else in the public words only."""
     vid = version if isinstance(version, int) else version.pk
     games, failed = _side_counts(vid)
     if not games:
         return []
-    reasons = _reasons(vid) if failed else {}
+    reasons = _reasons(vid, private=private) if failed else {}
     n = settings.FAILURE_THINK_GAMES if think_games is None else think_games
     think = _think_times(vid, n) if n > 0 else {}
     paused = paused_variants(vid)

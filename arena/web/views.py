@@ -189,8 +189,10 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
         .order_by("-id")[:RECENT]
     )
     active = next((v for v in versions if v.status == BotVersion.Status.ACTIVE), None)
-    stats = {v.pk: failures.version_failures(v) for v in versions[:FAILURE_VERSIONS]}
     manager = bots.can_manage(request.user, bot)
+    stats = {
+        v.pk: failures.version_failures(v, private=manager) for v in versions[:FAILURE_VERSIONS]
+    }
     failing = [(v, row) for v in versions for row in stats.get(v.pk, []) if row.failing]
     return render(
         request,

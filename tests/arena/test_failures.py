@@ -140,7 +140,7 @@ def test_counts_rates_and_reasons_per_variant(pair: tuple[Any, Any]) -> None:
     played(mine, other, variant="blitz")
     played(mine, other, status=Match.Status.ABORTED, termination="aborted", reason="gave up")
 
-    rows = {r.variant: r for r in failures.version_failures(mine)}
+    rows = {r.variant: r for r in failures.version_failures(mine, private=True)}
     assert list(rows) == ["blitz", "yangsh"]  # the engine's order
     yangsh = rows["yangsh"]
     assert yangsh.games == 10  # the aborted game counts for nothing
@@ -156,6 +156,10 @@ def test_counts_rates_and_reasons_per_variant(pair: tuple[Any, Any]) -> None:
     # The opponent's own statistics see its single failure.
     theirs = {r.variant: r for r in failures.version_failures(other)}
     assert theirs["yangsh"].failures == {"crash": 1}
+    # Others see the same counts, the reasons in the public words only (no exit code).
+    public = {r.variant: r for r in failures.version_failures(mine)}["yangsh"]
+    assert public.failures == yangsh.failures
+    assert [(g.text, g.count, g.example) for g in public.reasons[:1]] == [("crashed", 4, "")]
 
 
 @pytest.mark.django_db
@@ -303,7 +307,7 @@ def test_the_bot_page_shows_rates_to_all_and_details_and_warning_to_the_owner(
 
     visitor = Client().get("/bots/crasher/").content.decode()
     assert "Failures and think times" in visitor
-    assert "exited during the game (exit code 1)" in visitor
+    assert "crashed: 4×" in visitor and "exit code" not in visitor
     assert f"/matches/{crashed[-1].pk}/" in visitor
     assert "hunter2" not in visitor and "/srv/arena" not in visitor
     assert "Failing often" not in visitor
@@ -319,6 +323,7 @@ def test_the_bot_page_shows_rates_to_all_and_details_and_warning_to_the_owner(
     assert "Failing often" in page
     assert "v1 lost 4 of its 4 Yangsh games" in page
     assert "hunter2" in page  # the full reason, to its owner only
+    assert "exited during the game (exit code 1): 4×" in page
     assert "paused from the ladder" not in page
 
 
@@ -350,11 +355,12 @@ def test_the_api_gives_failure_statistics_with_examples_for_the_owner_only(
     assert row["failures"] == {"crash": 1, "time": 0, "illegal": 0, "protocol": 0, "sandbox": 0}
     assert row["rate"] == 0.5
     (reason,) = row["reasons"]
-    assert reason["text"] == "exited during the game (exit code 1)"
+    assert reason["text"] == "crashed"
     assert reason["example"] is None
     owner = Client()
     owner.force_login(user)
     (row,) = owner.get(f"/api/versions/{mine.pk}/").json()["failures"]
+    assert row["reasons"][0]["text"] == "exited during the game (exit code 1)"
     assert "hunter2" in row["reasons"][0]["example"]
     assert "failures" not in Client().get("/api/versions/").json()["results"][0]
     assert mail.outbox == []
