@@ -309,7 +309,7 @@ def test_a_rated_challenge_with_a_retired_version_is_refused(user, other_user, m
     theirs.bot.refresh_from_db()
     old_rival = make_version(other_user, "rival", status=BotVersion.Status.RETIRED)
     for candidate, opponent in ((mine[0], old_rival), (mine[1], theirs)):
-        with pytest.raises(duels.DuelError, match="retired.*rating is frozen"):
+        with pytest.raises(duels.DuelError, match=r"retired.*rating is frozen"):
             duels.start_challenge(user, candidate, opponent, variant="yinsh", games=2, rated=True)
     assert not duels.start_challenge(user, mine[1], old_rival, variant="yinsh", games=2).rated
 

@@ -307,7 +307,7 @@ def test_the_bot_page_shows_rates_to_all_and_details_and_warning_to_the_owner(
 
     visitor = Client().get("/bots/crasher/").content.decode()
     assert "Failures and think times" in visitor
-    assert "crashed: 4×" in visitor and "exit code" not in visitor
+    assert "crashed: 4\u00d7" in visitor and "exit code" not in visitor
     assert f"/matches/{crashed[-1].pk}/" in visitor
     assert "hunter2" not in visitor and "/srv/arena" not in visitor
     assert "Failing often" not in visitor
@@ -323,7 +323,7 @@ def test_the_bot_page_shows_rates_to_all_and_details_and_warning_to_the_owner(
     assert "Failing often" in page
     assert "v1 lost 4 of its 4 Yangsh games" in page
     assert "hunter2" in page  # the full reason, to its owner only
-    assert "exited during the game (exit code 1): 4×" in page
+    assert "exited during the game (exit code 1): 4\u00d7" in page
     assert "paused from the ladder" not in page
 
 
