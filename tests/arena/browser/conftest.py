@@ -109,3 +109,33 @@ def log_in(page: Any, site: str) -> Callable[[Any], None]:
 def fits_the_screen(page: Any) -> bool:
     """Whether the page is no wider than the screen (nothing scrolls sideways)."""
     return bool(page.evaluate("document.documentElement.scrollWidth <= window.innerWidth + 1"))
+
+
+#: The contrast ratio of an element's text against its background (WCAG 2), in the page.
+_CONTRAST_JS = """
+(el) => {
+  const rgb = (s) => s.match(/[\\d.]+/g).slice(0, 3).map(Number);
+  const lum = ([r, g, b]) => {
+    const c = [r, g, b].map((v) => {
+      v /= 255;
+      return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4);
+    });
+    return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
+  };
+  let bg = el, colour = "rgba(0, 0, 0, 0)";
+  while (bg) {
+    colour = getComputedStyle(bg).backgroundColor;
+    if (!/rgba\\(.*, 0\\)$/.test(colour)) break;
+    bg = bg.parentElement;
+  }
+  if (!bg) colour = "rgb(255, 255, 255)";
+  const a = lum(rgb(getComputedStyle(el).color)), b = lum(rgb(colour));
+  return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+}
+"""
+
+
+def contrast(locator: Any) -> float:
+    """The contrast ratio (1 to 21) of an element's text against the background it is drawn
+    on: at least 4.5 for normal text (WCAG AA)."""
+    return float(locator.evaluate(_CONTRAST_JS))

@@ -8,7 +8,7 @@ import pytest
 
 from arena.bots.models import BotVersion
 from arena.duels.models import Duel
-from tests.arena.browser.conftest import fits_the_screen
+from tests.arena.browser.conftest import contrast, fits_the_screen
 from tests.arena.conftest import make_version
 
 
@@ -35,6 +35,7 @@ def test_an_owner_starts_a_test_from_the_bot_page_and_sees_it_live(
     assert page.get_by_text("walker v2 against walker v1").is_visible()
     assert page.locator("#llr").inner_text().startswith("0.00 in (-2.94, 2.94)")
     assert page.get_by_role("button", name="Cancel").is_visible()
+    assert contrast(page.get_by_role("button", name="Cancel")) >= 4.5  # white on red
     assert fits_the_screen(page)
     assert duel.elo1 == 50 and duel.candidate.number == 2
 
