@@ -82,7 +82,7 @@ def refresh(variant: str, *, force: bool = False) -> FitReport | None:
                 variant=variant, version__status=BotVersion.Status.RETIRED
             )
         }
-        rows = [
+        written = [
             frozen.get(int(r.name))
             or Rating(
                 variant=variant,
@@ -95,11 +95,11 @@ def refresh(variant: str, *, force: bool = False) -> FitReport | None:
             for r in fitted.ratings
             if r.games > 0
         ]
-        rows.sort(key=lambda r: -r.elo)
-        for rank, row in enumerate(rows, 1):
+        written.sort(key=lambda r: -r.elo)
+        for rank, row in enumerate(written, 1):
             row.pk, row.rank = None, rank
         Rating.objects.filter(variant=variant).delete()
-        Rating.objects.bulk_create(rows)
+        Rating.objects.bulk_create(written)
         RatingPoint.objects.bulk_create(
             RatingPoint(
                 variant=variant,
@@ -109,7 +109,7 @@ def refresh(variant: str, *, force: bool = False) -> FitReport | None:
                 error=r.error,
                 games=r.games,
             )
-            for r in rows
+            for r in written
             if r.version_id not in frozen and before.get(r.version_id) != r.games
         )
         elapsed = time.perf_counter() - started
@@ -119,7 +119,7 @@ def refresh(variant: str, *, force: bool = False) -> FitReport | None:
             white_advantage=fitted.white_advantage,
             fit_seconds=elapsed,
         )
-    return FitReport(variant, len(rows), len(pairs), target, elapsed)
+    return FitReport(variant, len(written), len(pairs), target, elapsed)
 
 
 def _finite(x: float) -> float | None:
