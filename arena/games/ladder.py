@@ -20,7 +20,6 @@ from django.utils import timezone
 from arena.bots.models import Bot, BotVersion, playing
 from arena.games import failures, services
 from arena.games.models import Match, PairStats, Rating
-from arena.referee.openings import opening
 
 S = Match.Status
 _IN_FLIGHT = (S.QUEUED, S.RUNNING)
@@ -104,22 +103,18 @@ def schedule_variant(
             ]
             b = min(scored)[2]
             white, black = _colours(variant, a, b, colours, rng)
-            seed = rng.randrange(2**31)
-            start = " ".join(opening(variant, seed, settings.OPENING_PLIES))
-            for w, bl in ((white, black), (black, white)):
-                m = Match.objects.create(
-                    variant=variant,
-                    kind=Match.Kind.LADDER,
-                    status=S.QUEUED,
-                    queued_at=timezone.now(),
-                    white_id=w,
-                    black_id=bl,
-                    time_control=tc,
-                    seed=seed,
-                    opening=start,
-                )
+            for m in services.create_pair(
+                variant,
+                white,
+                black,
+                seed=rng.randrange(2**31),
+                kind=Match.Kind.LADDER,
+                status=S.QUEUED,
+                queued_at=timezone.now(),
+                time_control=tc,
+            ):
                 services.dispatch(m.pk, tc)
-                colours[w, bl] += 1
+                colours[m.white_id, m.black_id] += 1
                 created.append(m)
             busy[a] += 2
             busy[b] += 2

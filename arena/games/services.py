@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -24,6 +24,7 @@ from arena.bots.unpack import UnpackError
 from arena.games import failures, runner
 from arena.games.models import Match, MatchRecord, PairStats, RatingState
 from arena.games.signals import match_closed
+from arena.referee.openings import opening
 from arena.referee.outcomes import Failure
 
 if TYPE_CHECKING:
@@ -46,6 +47,27 @@ def dispatch(match_id: int, time_control: str) -> None:
     """
     soft, hard = worker.time_limits(time_control, builds=2)
     worker.send_after_commit(worker.PLAY_MATCH, (match_id,), soft=soft, hard=hard)
+
+
+def opening_for(variant: str, seed: int) -> str:
+    """The opening a match of the site with this seed starts from, as :attr:`Match.opening`
+    stores it: ``ARENA_OPENING_PLIES`` ring placements drawn with the seed."""
+    return " ".join(opening(variant, seed, settings.OPENING_PLIES))
+
+
+def create_pair(
+    variant: str, white_id: int, black_id: int, *, seed: int, **fields: Any
+) -> list[Match]:
+    """Two matches from one seed and its opening, the colours reversed in the second (the
+    ladder's, a test's or a challenge's pair of games); ``fields`` are the other columns of
+    both (kind, status, time control...)."""
+    start = opening_for(variant, seed)
+    return [
+        Match.objects.create(
+            variant=variant, white_id=w, black_id=b, seed=seed, opening=start, **fields
+        )
+        for w, b in ((white_id, black_id), (black_id, white_id))
+    ]
 
 
 def queue_pending(match_ids: Iterable[int]) -> int:

@@ -29,10 +29,9 @@ from arena import worker
 from arena.bots.models import Bot, BotVersion
 from arena.games import privacy
 from arena.games.models import Match, MatchRecord, Variant
-from arena.games.services import queue_pending
+from arena.games.services import opening_for, queue_pending
 from arena.notifications.models import Event
 from arena.notifications.services import notify
-from arena.referee.openings import opening
 from arena.referee.schedule import TournamentError, leg_seeds, round_robin
 from arena.tournaments import limits
 from arena.tournaments.models import Entry, Tournament
@@ -131,7 +130,7 @@ def create(
         )
         schedule = round_robin(len(entrants), games_per_pair)
         seeds = leg_seeds(schedule, lambda: rng.randrange(2**31))
-        starts = {s: " ".join(opening(variant, s, settings.OPENING_PLIES)) for s in set(seeds)}
+        starts = {s: opening_for(variant, s) for s in set(seeds)}
         matches = [
             Match(
                 variant=variant,
