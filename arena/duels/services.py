@@ -1,7 +1,7 @@
 """Tests and challenges: start, count each pair once, stop at a verdict, cancel.
 
 A duel keeps ``DUEL_PARALLEL_PAIRS`` pairs of games in play. Each pair is two matches from one
-opening (:func:`arena.referee.openings.opening` with the duel's seed plus the pair's number),
+opening (:func:`arena.games.services.create_pair` with the duel's seed plus the pair's number),
 the candidate white in the first. When a match closes, the games app announces it
 (:mod:`arena.duels.receivers`) inside the transaction that closed it; :func:`match_closed`
 then, with the duel's row locked:
@@ -34,11 +34,10 @@ from arena.bots.models import Bot, BotVersion
 from arena.duels.models import Duel, DuelPair
 from arena.duels.signals import duel_finished
 from arena.games.models import Match, Variant
-from arena.games.services import queue_pending
+from arena.games.services import create_pair, queue_pending
 from arena.jsontypes import JSONObject
 from arena.notifications.models import Event
 from arena.notifications.services import notify
-from arena.referee import openings
 
 M = Match.Status
 DS = Duel.Status
@@ -87,6 +86,12 @@ def check_time_control(text: str) -> str:
         return worker.match_time_control(text)
     except ValueError as e:
         raise DuelError(str(e)) from None
+
+
+def playable_versions() -> QuerySet[BotVersion]:
+    """The versions that may play tests and challenges: checked (active or retired), of bots
+    not withdrawn (what :func:`check_version` asks of each, the variant aside)."""
+    return BotVersion.objects.filter(status__in=CHECKED, bot__status=Bot.Status.ACTIVE)
 
 
 def check_version(version: BotVersion, variant: str, role: str) -> None:
@@ -325,7 +330,7 @@ def _continue(duel: Duel) -> None:
     if counted >= target:
         _finish(duel, "")
         return
-    playing = DuelPair.objects.filter(duel=duel, status=PS.PLAYING).count()
+    playing = pairs_in_play(duel)
     room = min(settings.DUEL_PARALLEL_PAIRS - playing, target - counted - playing)
     room = min(room, target + SPARE_PAIRS - duel.pairs_made)
     if room <= 0:
@@ -343,26 +348,19 @@ def _make_pair(duel: Duel) -> list[int]:
     duel.pairs_made += 1
     Duel.objects.filter(pk=duel.pk).update(pairs_made=F("pairs_made") + 1)
     DuelPair.objects.create(duel=duel, number=number)
-    seed = duel.seed + number
-    opening = " ".join(openings.opening(duel.variant, seed, settings.OPENING_PLIES))
-    kind = Match.Kind.TEST if duel.kind == Duel.Kind.TEST else Match.Kind.CHALLENGE
-    ids = []
-    for white, black in ((duel.candidate, duel.opponent), (duel.opponent, duel.candidate)):
-        m = Match.objects.create(
-            variant=duel.variant,
-            kind=kind,
-            status=M.PENDING,
-            white=white,
-            black=black,
-            time_control=duel.time_control,
-            seed=seed,
-            opening=opening,
-            rated=duel.rated,
-            duel=duel,
-            round=number,
-        )
-        ids.append(m.pk)
-    return ids
+    matches = create_pair(
+        duel.variant,
+        duel.candidate_id,
+        duel.opponent_id,
+        seed=duel.seed + number,
+        kind=Match.Kind.TEST if duel.kind == Duel.Kind.TEST else Match.Kind.CHALLENGE,
+        status=M.PENDING,
+        time_control=duel.time_control,
+        rated=duel.rated,
+        duel=duel,
+        round=number,
+    )
+    return [m.pk for m in matches]
 
 
 def _finish(duel: Duel, verdict: str) -> None:
@@ -384,7 +382,7 @@ def announce_finished(duel: Duel) -> None:
     what = "Test" if duel.kind == Duel.Kind.TEST else "Challenge"
     subject = f"{what} {candidate.label} against {opponent.label} finished"
     score = (
-        f"{candidate.label} scored {_num(duel.points)} of {duel.played} games "
+        f"{candidate.label} scored {duel.points:g} of {duel.played} games "
         f"(+{duel.wins} ={duel.draws} -{duel.losses})"
     )
     data: JSONObject = {
@@ -415,10 +413,6 @@ def announce_finished(duel: Duel) -> None:
         notify(user_id, Event.TEST_FINISHED, subject, text, duel.get_absolute_url(), data=data)
 
 
-def _num(x: float) -> str:
-    return f"{x:g}"
-
-
 def _stop_games(duel: Duel, now: datetime) -> None:
     """Cancel the duel's games not finished (a running one is stopped by its worker at the
     next heartbeat, its result discarded) and void their pairs."""
@@ -446,32 +440,34 @@ def cancel(user: User | AnonymousUser, duel: Duel) -> bool:
     was counted stays. False when it is no longer running."""
     if not can_cancel(user, duel):
         raise PermissionDenied("only the one who started it may cancel it")
-    now = timezone.now()
     with transaction.atomic():
-        if not Duel.objects.filter(pk=duel.pk, status=DS.RUNNING).update(
-            status=DS.CANCELLED, finished_at=now
-        ):
+        if not _cancel(duel):
             return False
-        _stop_games(duel, now)
     duel.refresh_from_db()
+    return True
+
+
+def _cancel(duel: Duel) -> bool:
+    """RUNNING -> CANCELLED, its games not finished cancelled (inside a transaction)."""
+    now = timezone.now()
+    if not Duel.objects.filter(pk=duel.pk, status=DS.RUNNING).update(
+        status=DS.CANCELLED, finished_at=now
+    ):
+        return False
+    _stop_games(duel, now)
     return True
 
 
 def stop_for_versions(version_ids: list[int]) -> int:
     """Cancel the running duels these versions play (their bot was withdrawn); returns how
     many."""
-    now = timezone.now()
     stopped = 0
     with transaction.atomic():
         running = Duel.objects.filter(status=DS.RUNNING)
         ids = set(running.filter(candidate__in=version_ids).values_list("pk", flat=True))
         ids |= set(running.filter(opponent__in=version_ids).values_list("pk", flat=True))
         for duel in Duel.objects.filter(pk__in=ids):
-            if Duel.objects.filter(pk=duel.pk, status=DS.RUNNING).update(
-                status=DS.CANCELLED, finished_at=now
-            ):
-                _stop_games(duel, now)
-                stopped += 1
+            stopped += _cancel(duel)
     return stopped
 
 
@@ -486,4 +482,5 @@ def result(duel: Duel) -> sprt.SprtResult | None:
 
 
 def pairs_in_play(duel: Duel) -> int:
+    """Pairs whose games are being played (or waiting)."""
     return DuelPair.objects.filter(duel=duel, status=PS.PLAYING).count()

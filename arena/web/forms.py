@@ -19,6 +19,7 @@ from arena.bots.models import (
     describe_variants,
     every_variant,
 )
+from arena.duels import services as duels
 from arena.games.models import Variant
 from arena.notifications.models import CHOOSABLE
 from arena.tournaments import limits
@@ -135,8 +136,6 @@ class NotificationSettingsForm(forms.Form):
 
 # ----------------------------------------------------------------------------- tests, challenges
 
-CHECKED = (BotVersion.Status.ACTIVE, BotVersion.Status.RETIRED)
-
 
 class VersionChoiceField(forms.ModelChoiceField):
     def label_from_instance(self, obj: BotVersion) -> str:
@@ -145,12 +144,8 @@ class VersionChoiceField(forms.ModelChoiceField):
 
 
 def checked_versions() -> Any:
-    """Versions that may play tests and challenges: checked, of bots not withdrawn."""
-    return (
-        BotVersion.objects.filter(status__in=CHECKED, bot__status=Bot.Status.ACTIVE)
-        .select_related("bot__owner")
-        .order_by("bot__name", "-number")
-    )
+    """Versions that may play tests and challenges, by bot and newest first."""
+    return duels.playable_versions().select_related("bot__owner").order_by("bot__name", "-number")
 
 
 class DuelForm(forms.Form):
