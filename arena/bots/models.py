@@ -101,10 +101,11 @@ def describe_variants(variants: str) -> str:
     names = variant_names(variants)
     if set(names) >= set(engine.VARIANTS):
         return "every variant"
-    return ", ".join(_title(v) for v in names)
+    return ", ".join(variant_title(v) for v in names)
 
 
-def _title(name: str) -> str:
+def variant_title(name: str) -> str:
+    """A variant's title (``Blitz YINSH``); an unknown name as it is."""
     known = engine.VARIANTS.get(name)
     return known.title if known is not None else name
 
@@ -203,7 +204,7 @@ class BotVersion(models.Model):
     @property
     def variant_titles(self) -> list[str]:
         """The variants it plays, by title (``["YINSH", "Blitz YINSH"]``)."""
-        return [_title(v) for v in self.variant_names]
+        return [variant_title(v) for v in self.variant_names]
 
     @property
     def variants_text(self) -> str:

@@ -8,11 +8,13 @@ counts cover every finished game of the version (ladder, tournaments, qualificat
 commonest reasons come from its latest :data:`REASON_SAMPLE` failures, the think times from its
 latest ``FAILURE_THINK_GAMES`` games: a page view does bounded work.
 
-A reason as the referee wrote it may quote the bot's standard error and paths of the machine;
-:func:`reason_group` turns it into a short public text ("exited during the game (exit code
-1)"), and only the owner is shown the full reason of an example game.
+:func:`reason_group` turns a reason into a short text that similar failures share. Whoever may
+read the version's logs (its owner, the operators) gets it made from the full reason
+(``Match.detail``: "exited during the game (exit code 1)"), with the latest one of each;
+everyone else gets it made from the public words (``Match.reason``: "crashed").
 
-The watch (:func:`watch`) runs after a match is finished (after its transaction commits): for
+The watch (:func:`watch`) runs when a match is finished (in a savepoint of the transaction
+that writes its result, see :func:`arena.games.services.finish`): for
 each player at fault, or already flagged, it counts the version's games and failures in that
 variant (two small indexed queries) and keeps a :class:`FailureAlert` row; the first time a
 version crosses ``FAILING_RATE`` over at least ``FAILING_MIN_GAMES`` games in a variant, its
@@ -33,7 +35,7 @@ from django.db.models import Count, Q
 from django.urls import reverse
 from django.utils import timezone
 
-from arena.bots.models import BotVersion
+from arena.bots.models import BotVersion, variant_title
 from arena.games import privacy
 from arena.games.models import FailureAlert, Match, MatchRecord, Variant
 from arena.notifications.models import Event
@@ -191,7 +193,7 @@ class VariantFailures:
 
     @property
     def title(self) -> str:
-        return Variant(self.variant).label if self.variant in Variant.values else self.variant
+        return variant_title(self.variant)
 
     @property
     def failed(self) -> int:
@@ -434,7 +436,7 @@ def _claim_notice(version_id: int, variant: str) -> bool:
 
 def _notify_failing(version_id: int, variant: str, games: int, failed: int) -> None:
     version = BotVersion.objects.select_related("bot").get(pk=version_id)
-    title = Variant(variant).label if variant in Variant.values else variant
+    title = variant_title(variant)
     paused = settings.PAUSE_FAILING_VERSIONS
     text = (
         f"{version.label} failed in {failed} of its {games} {title} games "
