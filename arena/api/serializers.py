@@ -588,9 +588,10 @@ class VersionDetailSerializer(VersionSerializer):
 
     @extend_schema_field(VariantFailuresSerializer(many=True))
     def get_failures(self, obj: BotVersion) -> list[JSONObject]:
-        owner = self._owner(obj)
+        request: Request | None = self.context.get("request")
+        logs = privacy.may_see_logs(request.user if request else None, obj.bot)
         out: list[JSONObject] = []
-        for row in failures.version_failures(obj, private=owner):
+        for row in failures.version_failures(obj, private=logs):
             t = row.think
             out.append(
                 {
@@ -606,7 +607,7 @@ class VersionDetailSerializer(VersionSerializer):
                             "text": g.text,
                             "count": g.count,
                             "matches": list(g.matches),
-                            "example": g.example if owner else None,
+                            "example": g.example or None,
                         }
                         for g in row.reasons
                     ],

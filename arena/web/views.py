@@ -190,9 +190,8 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
     )
     active = next((v for v in versions if v.status == BotVersion.Status.ACTIVE), None)
     manager = bots.can_manage(request.user, bot)
-    stats = {
-        v.pk: failures.version_failures(v, private=manager) for v in versions[:FAILURE_VERSIONS]
-    }
+    logs = privacy.may_see_logs(request.user, bot)
+    stats = {v.pk: failures.version_failures(v, private=logs) for v in versions[:FAILURE_VERSIONS]}
     failing = [(v, row) for v in versions for row in stats.get(v.pk, []) if row.failing]
     return render(
         request,

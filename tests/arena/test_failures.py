@@ -299,7 +299,7 @@ def test_the_pause_setting_keeps_a_failing_version_off_that_variants_ladder(
 
 @pytest.mark.django_db
 def test_the_bot_page_shows_rates_to_all_and_details_and_warning_to_the_owner(
-    pair: tuple[Any, Any], user: Any, other_user: Any, settings: Any
+    pair: tuple[Any, Any], user: Any, other_user: Any, settings: Any, django_user_model: Any
 ) -> None:
     settings.FAILING_MIN_GAMES = 4
     mine, other = pair
@@ -324,6 +324,11 @@ def test_the_bot_page_shows_rates_to_all_and_details_and_warning_to_the_owner(
     assert "v1 lost 4 of its 4 Yangsh games" in page
     assert "hunter2" in page  # the full reason, to its owner only
     assert "exited during the game (exit code 1): 4\u00d7" in page
+
+    operator = Client()
+    operator.force_login(django_user_model.objects.create_user("olga", is_staff=True))
+    page = operator.get("/bots/crasher/").content.decode()  # as the logs' rule says
+    assert "exited during the game (exit code 1): 4\u00d7" in page and "hunter2" in page
     assert "paused from the ladder" not in page
 
 
