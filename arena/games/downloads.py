@@ -7,6 +7,7 @@ A transcript is served as its viewer may read it (:mod:`arena.games.privacy`).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from django.http import HttpResponse
@@ -39,6 +40,16 @@ def record(data: MatchRecord, *, long: bool = True) -> Download:
     text = data.record if long else data.record_short
     suffix = "" if long else ".short"
     return Download(text.encode(), f"match-{data.match_id}{suffix}.txt", RECORD_TYPE)
+
+
+def games_file(records: Iterable[str]) -> Iterator[str]:
+    """The text of a file holding many games, in pieces: the stored record files one after
+    another, a blank line between two, as :func:`engine.write_records` writes them and
+    :func:`engine.read_records` (and ``python -m engine replay``) reads them."""
+    for n, text in enumerate(records):
+        if n:
+            yield "\n"
+        yield text if text.endswith("\n") else text + "\n"
 
 
 def transcript_bytes(transcript: JSON) -> bytes:
