@@ -415,7 +415,9 @@ class StandingSerializer(serializers.Serializer):
 
 class ProgressSerializer(serializers.Serializer):
     total = serializers.IntegerField()
-    done = serializers.IntegerField()
+    done = serializers.IntegerField(
+        help_text="Games played to their end (finished); aborted and cancelled ones are apart."
+    )
     finished = serializers.IntegerField()
     running = serializers.IntegerField()
     queued = serializers.IntegerField()

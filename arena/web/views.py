@@ -138,13 +138,24 @@ def leaderboard(request: HttpRequest, variant: str = "yinsh") -> HttpResponse:
 
 def bot_list(request: HttpRequest) -> HttpResponse:
     active = BotVersion.objects.filter(bot=OuterRef("pk"), status=BotVersion.Status.ACTIVE)
+    newest = BotVersion.objects.filter(bot=OuterRef("pk")).order_by("-number")
     rows = (
         Bot.objects.select_related("owner")
-        .annotate(active_variants=Subquery(active.values("variants")[:1]))
+        .annotate(
+            active_variants=Subquery(active.values("variants")[:1]),
+            newest_status=Subquery(newest.values("status")[:1]),
+        )
         .order_by("name")
     )
     page = Paginator(rows, 100).get_page(request.GET.get("page"))
-    plays = [(b, describe_variants(b.active_variants or "")) for b in page]
+    plays = [
+        (
+            b,
+            b.standing(playing=b.active_variants is not None, newest=b.newest_status),
+            describe_variants(b.active_variants or ""),
+        )
+        for b in page
+    ]
     return render(request, "web/bot_list.html", {"page": page, "rows": plays})
 
 
