@@ -183,7 +183,12 @@ class BotCreate(TypedDict):
 
 
 class BotCreateSerializer(InputSerializer[BotCreate]):
-    name = serializers.SlugField(max_length=NAME_MAX_LENGTH, help_text=NAME_RULE)
+    name = serializers.CharField(
+        max_length=NAME_MAX_LENGTH,
+        help_text=NAME_RULE,
+        # Checked in full by bots.validate_name, whose refusal says what a name may be.
+        error_messages={"max_length": f"a name is {NAME_RULE}"},
+    )
     description = serializers.CharField(
         required=False,
         allow_blank=True,

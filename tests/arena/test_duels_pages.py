@@ -202,7 +202,7 @@ def test_the_api_challenges_and_refuses_anonymous_starts(user, mine, theirs):
         "variant": "yinsh",
         "games": 2,
     }
-    assert client_for().post("/api/duels/", data, format="json").status_code == 403
+    assert client_for().post("/api/duels/", data, format="json").status_code == 401
     r = client_for(user).post("/api/duels/", data, format="json")
     assert r.status_code == 201 and r.json()["rated"] is False
     mine_not = client_for(user).post(
