@@ -176,9 +176,8 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
         .values_list("version_id", "variant", "at", "elo")
     ):
         history[variant][vid].append((at, elo))
-    provisional = {
-        (r.version_id, r.variant) for rs in by_version.values() for r in rs if r.provisional
-    }
+    current = {(r.version_id, r.variant): r for rs in by_version.values() for r in rs}
+    provisional = {key for key, r in current.items() if r.provisional}
     charts = [
         (
             Variant(variant).label,
@@ -187,6 +186,8 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
                     Series(
                         labels[vid] + (" (provisional)" if (vid, variant) in provisional else ""),
                         pts,
+                        # The legend gives the table's rating, the one source of the current.
+                        now=current[vid, variant].elo if (vid, variant) in current else None,
                     )
                     for vid, pts in sorted(per.items())
                 ]

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import html
+import itertools
+import re
+from datetime import timedelta
 from typing import Any
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
+from django.utils import timezone
 
 from arena.bots.models import BotVersion
-from arena.games.models import Match
+from arena.games.models import Match, Rating, RatingPoint
 from arena.tournaments import services as tournaments
-from tests.arena.conftest import make_version
+from tests.arena.conftest import BOTS, make_version, zipped_folder
 from tests.arena.test_tournaments import finish_one, start
 
 
@@ -46,3 +52,66 @@ def test_tournament_progress_counts_finished_games_and_cancelled_apart(
     assert "1 of 6 games finished" in page and "5 cancelled" in page
     assert "6 of 6" not in page
     assert 'aria-valuenow="1"' in page
+
+
+def chart(page: str, title: str) -> str:
+    at = page.index(f"<figcaption>{title}</figcaption>")
+    return page[at : page.index("</svg>", at)]
+
+
+@pytest.mark.django_db
+def test_a_rating_charts_legend_gives_the_rating_the_table_gives(user: Any) -> None:
+    v = make_version(user, "climber")
+    day = timezone.now() - timedelta(days=3)
+    for variant, elos, now in (("yinsh", (1300.0, 1342.0), 1360.0), ("blitz", (990.0,), 1004.0)):
+        for i, elo in enumerate(elos):
+            RatingPoint.objects.create(
+                variant=variant, version=v, at=day + timedelta(days=i), elo=elo, games=4 + i
+            )
+        Rating.objects.create(
+            variant=variant, version=v, elo=now, error=40.0, games=50, points=25.0, rank=1
+        )
+    page = Client().get("/bots/climber/").content.decode()
+    assert "climber v1 (now 1360)" in chart(page, "YINSH") and "now 1342" not in page
+    assert "climber v1 (now 1004)" in chart(page, "Blitz YINSH")
+    assert '<td class="num">1360' in page and '<td class="num">1004' in page
+
+
+@pytest.mark.django_db
+def test_rating_charts_label_their_axes_alike(user: Any) -> None:
+    v = make_version(user, "steady")
+    start_at = timezone.now() - timedelta(days=10)
+    for variant, elos in (("yinsh", (1012.0, 1377.0, 1291.0)), ("blitz", (1003.0, 1009.0))):
+        for i, elo in enumerate(elos):
+            at = start_at + timedelta(days=i, minutes=7 * i)
+            RatingPoint.objects.create(variant=variant, version=v, at=at, elo=elo, games=i + 1)
+    page = Client().get("/bots/steady/").content.decode()
+    formats = []
+    for title in ("YINSH", "Blitz YINSH"):
+        svg = chart(page, title)
+        assert 'class="axis-title">Elo</text>' in svg and "time (UTC)</text>" in svg
+        ticks = [int(t) for t in re.findall(r'class="tick-y"[^>]*>(-?\d+)</text>', svg)]
+        assert len(ticks) >= 3
+        steps = {b - a for a, b in itertools.pairwise(ticks)}
+        (step,) = steps  # evenly spaced, at round numbers
+        assert step in (10, 20, 25, 50, 100, 200, 250, 500) and ticks[0] % step == 0
+        dates = re.findall(r'class="tick-x"[^>]*>([^<]+)</text>', svg)
+        assert len(dates) == 2
+        formats.append({re.sub(r"\d", "9", d) for d in dates})
+    assert formats[0] == formats[1] and len(formats[0]) == 1
+
+
+@pytest.mark.django_db
+def test_the_upload_form_says_what_a_bot_name_may_be(user: Any) -> None:
+    c = Client()
+    c.force_login(user)
+    for name in ("Bad_Name!", "x" * 41):
+        f = SimpleUploadedFile("bot.zip", zipped_folder(BOTS / "random"))
+        r = c.post("/upload/", {"name": name, "description": "", "file": f})
+        assert r.status_code == 200, name
+        errors = re.findall(r'<ul class="errorlist[^"]*"[^>]*>(.*?)</ul>', r.content.decode(), re.S)
+        assert any(
+            "2 to 40 characters: lower-case letters, digits, - and _" in html.unescape(e)
+            for e in errors
+        ), (name, errors)
+    assert not BotVersion.objects.exists()
