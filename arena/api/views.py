@@ -223,7 +223,7 @@ class VersionViewSet(viewsets.ReadOnlyModelViewSet):
 @extend_schema(tags=["matches"])
 class MatchViewSet(viewsets.ReadOnlyModelViewSet):
     """Matches: ladder, tournament, qualification, test and challenge games, with their
-    downloads."""
+    downloads. Newest first by ``id``, the order the games were made in."""
 
     serializer_class = s.MatchSerializer
 

@@ -39,6 +39,8 @@ from arena.tournaments.models import Tournament
 from arena.web import forms
 from arena.web.plots import Series, history_svg
 
+#: The latest matches a page lists. Every list of matches, on the pages and in the API, is
+#: newest first by number (the ``#`` column): the order the games were made in.
 RECENT = 20
 #: A bot's page shows the failure statistics of its newest this many versions.
 FAILURE_VERSIONS = 5
@@ -69,7 +71,7 @@ def home(request: HttpRequest) -> HttpResponse:
     recent = (
         Match.objects.filter(status=Match.Status.FINISHED)
         .select_related("white__bot", "black__bot")
-        .order_by("-finished_at")[:10]
+        .order_by("-id")[:10]
     )
     running = Tournament.objects.filter(status=Tournament.Status.RUNNING)[:5]
     return render(
@@ -440,7 +442,7 @@ def tournament_detail(request: HttpRequest, pk: int) -> HttpResponse:
     recent = (
         t.matches.exclude(status=Match.Status.PENDING)
         .select_related("white__bot", "black__bot")
-        .order_by("-finished_at", "-id")[:RECENT]
+        .order_by("-id")[:RECENT]
     )
     return render(
         request,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 import itertools
 import re
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -14,9 +15,13 @@ from django.test import Client
 from django.utils import timezone
 
 from arena.bots.models import BotVersion
+from arena.games import services as games
 from arena.games.models import Match, Rating, RatingPoint
+from arena.privacy import info_text
 from arena.tournaments import services as tournaments
 from tests.arena.conftest import BOTS, make_version, zipped_folder
+from tests.arena.test_api import client_for
+from tests.arena.test_matches import fake_result, queued_match
 from tests.arena.test_tournaments import finish_one, start
 
 
@@ -115,3 +120,91 @@ def test_the_upload_form_says_what_a_bot_name_may_be(user: Any) -> None:
             for e in errors
         ), (name, errors)
     assert not BotVersion.objects.exists()
+
+
+@pytest.mark.django_db
+def test_the_footer_links_a_readable_api_reference_and_keeps_the_raw_schema() -> None:
+    page = Client().get("/").content.decode()
+    footer = page[page.index("<footer>") : page.index("</footer>")]
+    links = dict(
+        (text, href) for href, text in re.findall(r'<a href="([^"]+)"[^>]*>([^<]+)</a>', footer)
+    )
+    assert links["API reference"] == "/api/docs/"
+    assert links["OpenAPI schema (YAML)"] == "/api/schema/"
+    docs = Client().get(links["API reference"])
+    assert docs.status_code == 200 and docs["Content-Type"].startswith("text/html")
+    assert "/api/schema/" in docs.content.decode()
+    assert "Content-Disposition" not in docs
+
+
+def info_game(owner: Any, info: Any) -> Match:
+    """A finished game whose white bot (``owner``'s) sent ``info`` with its first action."""
+    white, black = make_version(owner, "thinker"), make_version(owner, "other")
+    m = queued_match(white, black)
+    result = fake_result(result="black")
+    moves = [
+        {"color": "white", "action": "e3", "ms": 12.5, "info": info},
+        {"color": "black", "action": "a5", "ms": 3.0},
+    ]
+    players = {c: {"name": c, "stderr_tail": "", "stderr_bytes": 0} for c in ("white", "black")}
+    transcript = {**result.transcript, "moves": moves, "players": players}
+    assert games.finish(m.pk, games.claim(m.pk), replace(result, transcript=transcript))
+    return Match.objects.get(pk=m.pk)
+
+
+def test_info_reads_as_keys_and_values() -> None:
+    assert info_text({"depth": 3, "pv": ["e3", "a5"], "eval": {"w": 0.5}}) == (
+        "depth: 3 · pv: e3 a5 · eval: (w: 0.5)"
+    )
+    assert info_text("thinking hard") == "thinking hard"
+    assert info_text(7) == "7" and info_text(None) == "" and info_text({}) == ""
+    assert info_text({"ok": True, "none": None}) == "ok: true · none: null"
+
+
+@pytest.mark.django_db
+def test_the_owner_reads_a_bots_info_as_keys_and_values(user: Any, other_user: Any) -> None:
+    m = info_game(user, {"depth": 3, "pv": ["e3", "a5"]})
+    c = Client()
+    c.force_login(user)
+    page = html.unescape(c.get(f"/matches/{m.pk}/").content.decode())
+    log = page[page.index('id="log-white"') :]
+    assert "depth: 3 · pv: e3 a5" in log and '"depth"' not in page
+    c.force_login(other_user)
+    assert "depth: 3" not in c.get(f"/matches/{m.pk}/").content.decode()  # its owner's only
+
+
+@pytest.mark.django_db
+def test_the_match_page_says_the_result_once_and_lists_the_moves_once(user: Any) -> None:
+    m = info_game(user, None)
+    page = html.unescape(Client().get(f"/matches/{m.pk}/").content.decode())
+    row = re.search(r"<tr><th>Result</th><td>(.*?)</td></tr>", page)
+    assert row is not None and row.group(1) == "0-1 (black wins)"
+    # The list of moves is the replay's: written in the page only for a browser without
+    # JavaScript, inside the box the replay takes over.
+    assert page.count('<ol class="moves"') == 1 and page.count("<h2>Moves</h2>") == 0
+    box = page[page.index('class="yinsh-replay"') :]
+    box = box[: box.index("</div>")]
+    assert '<ol class="moves"' in box and "<code>e3</code>" in box
+
+
+def listed_ids(page: str) -> list[int]:
+    table = page[page.index('<table class="matches">') :]
+    table = table[: table.index("</table>")]
+    return [int(pk) for pk in re.findall(r'<td><a href="/matches/(\d+)/">', table)]
+
+
+@pytest.mark.django_db
+def test_every_list_of_matches_is_newest_first_by_number(user: Any) -> None:
+    entrants = [make_version(user, f"cup-{i}") for i in range(3)]
+    t = start(user, entrants, games_per_pair=1)
+    made = list(t.matches.order_by("id"))
+    for m in made:  # the newest game finishes first, the oldest last
+        Match.objects.filter(pk=m.pk).update(status=Match.Status.QUEUED)
+    for m in reversed(made):
+        finish_one(m)
+    newest_first = sorted((m.pk for m in made), reverse=True)
+    assert listed_ids(Client().get("/").content.decode()) == newest_first
+    assert listed_ids(Client().get(f"/tournaments/{t.pk}/").content.decode()) == newest_first
+    assert listed_ids(Client().get("/matches/").content.decode()) == newest_first
+    api = [m["id"] for m in client_for().get("/api/matches/").json()["results"]]
+    assert api == newest_first
