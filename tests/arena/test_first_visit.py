@@ -168,7 +168,11 @@ def test_the_owner_reads_a_bots_info_as_keys_and_values(user: Any, other_user: A
     c.force_login(user)
     page = html.unescape(c.get(f"/matches/{m.pk}/").content.decode())
     log = page[page.index('id="log-white"') :]
-    assert "depth: 3 · pv: e3 a5" in log and '"depth"' not in page
+    # (PostgreSQL's jsonb keeps the keys in an order of its own.)
+    assert any(
+        f"{a} · {b}" in log for a, b in (("depth: 3", "pv: e3 a5"), ("pv: e3 a5", "depth: 3"))
+    )
+    assert '"depth"' not in page
     c.force_login(other_user)
     assert "depth: 3" not in c.get(f"/matches/{m.pk}/").content.decode()  # its owner's only
 
