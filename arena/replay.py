@@ -24,6 +24,7 @@ from typing import NotRequired, TypedDict
 
 import engine
 from arena.jsontypes import JSON, JSONObject
+from arena.privacy import info_text
 from engine import Action, Board, Kind, Record, State
 
 #: Digits kept in screen coordinates (neighbouring points are 1 apart).
@@ -75,7 +76,7 @@ class Frame(Changes):
     by: str
     position: JSONObject
     think_ms: NotRequired[int]
-    info: NotRequired[JSON]
+    info: NotRequired[str]
 
 
 class Turn(TypedDict):
@@ -364,7 +365,7 @@ def _merge_transcript(frames: list[Frame], transcript: JSON) -> None:
         if isinstance(info, str | int | float) and not isinstance(info, bool):
             frame["info"] = str(info)[:500]
         elif isinstance(info, Mapping | list):
-            frame["info"] = info
+            frame["info"] = info_text(info)[:500]  # keys and values to read, not JSON
 
 
 # --------------------------------------------------------------------------- command line

@@ -40,6 +40,8 @@ from arena.tournaments.models import Tournament
 from arena.web import forms
 from arena.web.plots import Series, history_svg
 
+#: The latest matches a page lists. Every list of matches, on the pages and in the API, is
+#: newest first by number (the ``#`` column): the order the games were made in.
 RECENT = 20
 #: A bot's page shows the failure statistics of its newest this many versions.
 FAILURE_VERSIONS = 5
@@ -70,7 +72,7 @@ def home(request: HttpRequest) -> HttpResponse:
     recent = (
         Match.objects.filter(status=Match.Status.FINISHED)
         .select_related("white__bot", "black__bot")
-        .order_by("-finished_at")[:10]
+        .order_by("-id")[:10]
     )
     running = Tournament.objects.filter(status=Tournament.Status.RUNNING)[:5]
     return render(
@@ -139,13 +141,24 @@ def leaderboard(request: HttpRequest, variant: str = "yinsh") -> HttpResponse:
 
 def bot_list(request: HttpRequest) -> HttpResponse:
     active = BotVersion.objects.filter(bot=OuterRef("pk"), status=BotVersion.Status.ACTIVE)
+    newest = BotVersion.objects.filter(bot=OuterRef("pk")).order_by("-number")
     rows = (
         Bot.objects.select_related("owner")
-        .annotate(active_variants=Subquery(active.values("variants")[:1]))
+        .annotate(
+            active_variants=Subquery(active.values("variants")[:1]),
+            newest_status=Subquery(newest.values("status")[:1]),
+        )
         .order_by("name")
     )
     page = Paginator(rows, 100).get_page(request.GET.get("page"))
-    plays = [(b, describe_variants(b.active_variants or "")) for b in page]
+    plays = [
+        (
+            b,
+            b.standing(playing=b.active_variants is not None, newest=b.newest_status),
+            describe_variants(b.active_variants or ""),
+        )
+        for b in page
+    ]
     return render(request, "web/bot_list.html", {"page": page, "rows": plays})
 
 
@@ -166,9 +179,8 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
         .values_list("version_id", "variant", "at", "elo")
     ):
         history[variant][vid].append((at, elo))
-    provisional = {
-        (r.version_id, r.variant) for rs in by_version.values() for r in rs if r.provisional
-    }
+    current = {(r.version_id, r.variant): r for rs in by_version.values() for r in rs}
+    provisional = {key for key, r in current.items() if r.provisional}
     charts = [
         (
             Variant(variant).label,
@@ -177,6 +189,8 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
                     Series(
                         labels[vid] + (" (provisional)" if (vid, variant) in provisional else ""),
                         pts,
+                        # The legend gives the table's rating, the one source of the current.
+                        now=current[vid, variant].elo if (vid, variant) in current else None,
                     )
                     for vid, pts in sorted(per.items())
                 ]
@@ -441,7 +455,7 @@ def tournament_detail(request: HttpRequest, pk: int) -> HttpResponse:
     recent = (
         t.matches.exclude(status=Match.Status.PENDING)
         .select_related("white__bot", "black__bot")
-        .order_by("-finished_at", "-id")[:RECENT]
+        .order_by("-id")[:RECENT]
     )
     return render(
         request,
