@@ -14,8 +14,8 @@ import time
 from dataclasses import dataclass
 
 from django.conf import settings
-from django.db import transaction
-from django.db.models import Count, F, Q, QuerySet
+from django.db import connection, transaction
+from django.db.models import Count, F, Q, QuerySet, Sum
 from django.utils import timezone
 
 from arena import rating
@@ -140,38 +140,51 @@ def refresh_all(*, force: bool = False) -> list[FitReport]:
 
 
 def rebuild_pair_stats(variant: str | None = None) -> int:
-    """Recount every pair's results from the finished rated matches (one GROUP BY query);
-    returns the number of results. Leaves the ratings to :func:`refresh`."""
+    """Recount every pair's results from the finished rated matches; returns the number of
+    results. Leaves the ratings to :func:`refresh`.
+
+    The counts never pass through Python: one ``INSERT INTO ... SELECT ... GROUP BY`` writes
+    them, in the same transaction that removes the old ones.
+    """
     finished = Match.objects.filter(status=Match.Status.FINISHED, rated=True).exclude(
         white=F("black")
     )
     if variant:
         finished = finished.filter(variant=variant)
-    grouped = finished.values("variant", "white_id", "black_id").annotate(
-        wins=Count("pk", filter=Q(result="white")),
-        draws=Count("pk", filter=Q(result="draw")),
-        losses=Count("pk", filter=Q(result="black")),
+    grouped = (
+        finished.order_by()
+        .values("variant", "white_id", "black_id")
+        .annotate(
+            wins=Count("pk", filter=Q(result="white")),
+            draws=Count("pk", filter=Q(result="draw")),
+            losses=Count("pk", filter=Q(result="black")),
+        )
+        .values_list("variant", "white_id", "black_id", "wins", "draws", "losses")
     )
-    total: dict[str, int] = {}
+    select, params = grouped.query.sql_with_params()
+    table = PairStats._meta.db_table
+    columns = ", ".join(
+        connection.ops.quote_name(c)
+        for c in ("variant", "white_id", "black_id", "wins", "draws", "losses")
+    )
     with transaction.atomic():
         old = PairStats.objects.all()
         if variant:
             old = old.filter(variant=variant)
-        old.delete()
-        batch = []
-        for g in grouped.order_by():
-            batch.append(
-                PairStats(
-                    variant=g["variant"],
-                    white_id=g["white_id"],
-                    black_id=g["black_id"],
-                    wins=g["wins"],
-                    draws=g["draws"],
-                    losses=g["losses"],
-                )
+        old.delete()  # one DELETE: nothing refers to the counts
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"INSERT INTO {connection.ops.quote_name(table)} ({columns}) {select}", params
             )
-            total[g["variant"]] = total.get(g["variant"], 0) + g["wins"] + g["draws"] + g["losses"]
-        PairStats.objects.bulk_create(batch, batch_size=2000)
+        counted = PairStats.objects.all()
+        if variant:
+            counted = counted.filter(variant=variant)
+        total = dict(
+            counted.values("variant")
+            .annotate(n=Sum(F("wins") + F("draws") + F("losses")))
+            .values_list("variant", "n")
+            .order_by()
+        )
         for v in [variant] if variant else [c.value for c in Variant]:
             RatingState.objects.update_or_create(variant=v, defaults={"results": total.get(v, 0)})
     return sum(total.values())

@@ -267,6 +267,36 @@ def test_ratings_recomputed_from_scratch_equal_the_incremental_ones(user: Any, a
 
 
 @pytest.mark.django_db
+def test_the_recount_of_one_variant_counts_only_its_finished_rated_results(
+    user: Any, anchor: Any
+) -> None:
+    a = make_version(user, "a")
+    results({(a, anchor): (2, 1, 0), (anchor, a): (0, 0, 3)})
+    results({(a, anchor): (1, 0, 0)}, variant="blitz")
+    unrated = Match.objects.create(
+        variant="yinsh", kind="ladder", status=S.QUEUED, white=a, black=anchor, time_control="1+0"
+    )
+    play_out(unrated, "white")
+    Match.objects.filter(pk=unrated.pk).update(rated=False)
+    aborted = Match.objects.create(
+        variant="yinsh", kind="ladder", status=S.QUEUED, white=a, black=anchor, time_control="1+0"
+    )
+    services.finish(aborted.pk, services.claim(aborted.pk), fake_result(aborted=True))
+    blitz = list(PairStats.objects.filter(variant="blitz").values_list("pk", "wins"))
+    PairStats.objects.filter(variant="yinsh").update(wins=99)
+
+    assert ratings.rebuild_pair_stats("yinsh") == 6
+    counts = PairStats.objects.filter(variant="yinsh").values_list(
+        "white_id", "black_id", "wins", "draws", "losses"
+    )
+    assert sorted(counts) == sorted([(a.pk, anchor.pk, 2, 1, 0), (anchor.pk, a.pk, 0, 0, 3)])
+    assert list(PairStats.objects.filter(variant="blitz").values_list("pk", "wins")) == blitz
+    assert RatingState.objects.get(variant="yinsh").results == 6
+    assert ratings.rebuild_pair_stats() == 7
+    assert RatingState.objects.get(variant="blitz").results == 1
+
+
+@pytest.mark.django_db
 def test_ratings_do_not_depend_on_the_order_of_the_results(user: Any, anchor: Any) -> None:
     a = make_version(user, "a")
     games = [(a, anchor, "white")] * 6 + [(anchor, a, "draw")] * 3 + [(anchor, a, "white")] * 2
