@@ -51,6 +51,8 @@ from scipy.sparse.csgraph import (  # type: ignore[import-untyped]
 from scipy.sparse.linalg import splu  # type: ignore[import-untyped]
 
 _K = math.log(10) / 400  # Elo points -> natural logistic scale
+#: Elo points -> the natural logistic scale :func:`fit_arrays` works on.
+ELO_SCALE = _K
 _Z95 = 1.959963984540054
 
 Floats = npt.NDArray[np.float64]
@@ -218,6 +220,8 @@ def fit_arrays(
     component at a time (:func:`_inverse_diagonal`). ``start`` is a starting point on the
     logistic scale relative to the player held still (the ratings of the last fit).
     """
+    if n == 0:
+        return ArrayFit(np.zeros(0), np.zeros(0), np.zeros(0), np.zeros(0), 0.0, 0)
     played = _sums(wi, games, n) + _sums(bi, games, n)
     scored = _sums(wi, points, n) + _sums(bi, games - points, n)
     # One row per pair that met and colour: pair k is players u[k] and v[k] (u < v), row k

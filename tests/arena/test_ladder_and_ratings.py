@@ -297,6 +297,36 @@ def test_the_recount_of_one_variant_counts_only_its_finished_rated_results(
 
 
 @pytest.mark.django_db
+def test_a_refit_ends_at_the_same_ratings_whatever_it_starts_from(user: Any, anchor: Any) -> None:
+    """The fit starts from the stored ratings; they only save iterations."""
+    a = make_version(user, "a")
+    b = make_version(user, "b")
+    c = make_version(user, "c")
+    results({(a, anchor): (3, 1, 1), (b, a): (2, 2, 2), (anchor, b): (0, 1, 4), (c, b): (1, 0, 3)})
+    ratings.refresh("yinsh")
+
+    def table() -> list[tuple[int, float, float, int, int]]:
+        return [
+            (v, round(e, 6), round(x, 6), g, rank)
+            for v, e, x, g, rank in Rating.objects.values_list(
+                "version_id", "elo", "error", "games", "rank"
+            ).order_by("version_id")
+        ]
+
+    fitted = table()
+    advantage = RatingState.objects.get(variant="yinsh").white_advantage
+    Rating.objects.filter(version=b).update(elo=4000)
+    Rating.objects.filter(version=c).update(elo=-3000)
+    RatingState.objects.update(white_advantage=500)
+    ratings.refresh("yinsh", force=True)
+    assert table() == fitted
+    assert RatingState.objects.get(variant="yinsh").white_advantage == pytest.approx(advantage)
+    Rating.objects.all().delete()
+    ratings.refresh("yinsh", force=True)
+    assert table() == fitted
+
+
+@pytest.mark.django_db
 def test_ratings_do_not_depend_on_the_order_of_the_results(user: Any, anchor: Any) -> None:
     a = make_version(user, "a")
     games = [(a, anchor, "white")] * 6 + [(anchor, a, "draw")] * 3 + [(anchor, a, "white")] * 2
