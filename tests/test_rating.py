@@ -342,3 +342,33 @@ def test_a_warm_start_converges_to_the_same_answer(start_from: str) -> None:
         assert a.error == pytest.approx(b.error, rel=1e-6)
     if start_from == "answer":
         assert warm.iterations <= 2 < cold.iterations
+
+
+def test_one_player_alone_lands_where_the_full_fit_puts_it() -> None:
+    """With every opponent held at its fitted rating, the one-player step returns the full
+    fit's rating: the full fit is a fixed point of the step after each result."""
+    pairs = random_pairs(30, 250, seed=6)
+    full = fit_counts(pairs, anchor="p0", anchor_elo=1000)
+    elo = {r.name: r.elo for r in full.ratings}
+    for player in ("p5", "p17", "p29"):
+        against: dict[str, list[float]] = {}
+        for w, b, n, p in pairs:
+            if player in (w, b) and w != b:
+                row = against.setdefault(b if w == player else w, [0.0, 0.0, 0.0, 0.0])
+                k = 0 if w == player else 2
+                row[k] += n
+                row[k + 1] += p if w == player else n - p
+        moved, error = rating.fit_one(
+            [(elo[o], *r) for o, r in against.items()],
+            elo=1500.0,
+            white_advantage=full.white_advantage,
+            centre=1000,
+        )
+        assert moved == pytest.approx(elo[player], abs=1e-6)
+        assert 0 < error < {r.name: r.error for r in full.ratings}[player]
+
+
+def test_one_player_step_refuses_bad_counts() -> None:
+    with pytest.raises(ValueError):
+        rating.fit_one([(1000.0, 2, 3, 0, 0)], elo=1000.0)
+    assert rating.fit_one([], elo=1234.0) == (1234.0, math.inf)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Count, F, Q, QuerySet, Sum
+from django.db.models import Count, F, Max, Q, QuerySet, Sum
 from django.utils import timezone
 
 from arena import rating
@@ -61,7 +61,15 @@ def refresh(variant: str, *, force: bool = False) -> FitReport | None:
     with transaction.atomic():
         # One writer per variant at a time (the row lock), so two fits cannot interleave.
         RatingState.objects.select_for_update().get(variant=variant)
-        before = dict(Rating.objects.filter(variant=variant).values_list("version_id", "games"))
+        # A version gets a history point when its games changed since the last fit: its
+        # row counted other games then, or a result moved it since (update_after_result).
+        last_fit = RatingState.objects.values_list("fitted_at", flat=True).get(variant=variant)
+        before = {
+            v: games if last_fit is not None and updated <= last_fit else -1
+            for v, games, updated in Rating.objects.filter(variant=variant).values_list(
+                "version_id", "games", "updated_at"
+            )
+        }
         # A retired version keeps the rating it had when it retired (its row is written back
         # as it was); its results still inform everyone else's.
         frozen = {
@@ -102,7 +110,7 @@ def refresh(variant: str, *, force: bool = False) -> FitReport | None:
         elapsed = time.perf_counter() - started
         RatingState.objects.filter(variant=variant).update(
             fitted=target,
-            fitted_at=now,
+            fitted_at=timezone.now(),  # after the rows' updated_at
             white_advantage=fitted.white_advantage,
             fit_seconds=elapsed,
         )
@@ -162,6 +170,83 @@ def _fit(variant: str, state: RatingState) -> _Fitted:
     ]
     rows.sort(key=lambda r: (-r[1], str(r[0])))
     return _Fitted(rows, result.white_advantage, len(counts))
+
+
+def update_after_result(variant: str, white_id: int, black_id: int) -> None:
+    """Move the two players of a new result to their best ratings with everyone else's held
+    where they are (:func:`arena.rating.fit_one`), and count their games and points: the
+    leaderboard follows each result at once, for a few indexed queries. The next
+    :func:`refresh` (periodic) writes the exact fit of every result, whatever these steps
+    did: the ratings stay a pure function of the results.
+
+    Called inside the result's transaction, after :func:`arena.games.services.count_result`
+    (which holds the variant's :class:`RatingState` row, so updates and fits take turns). The
+    anchor's rating stays put, a retired version's stays as it was; the intervals of rated
+    versions are left to the fit, a newcomer gets one from its own games.
+    """
+    state = RatingState.objects.filter(variant=variant).values_list("white_advantage", flat=True)
+    advantage = state.first() or 0.0
+    anchor = anchor_version_id()
+    for version_id in (white_id, black_id):
+        _update_one(variant, version_id, anchor, advantage)
+
+
+def _update_one(variant: str, version_id: int, anchor: int | None, advantage: float) -> None:
+    mine = PairStats.objects.filter(variant=variant).exclude(white=F("black"))
+    rows = list(mine.filter(white_id=version_id).values_list("black_id", "wins", "draws", "losses"))
+    flipped = list(
+        mine.filter(black_id=version_id).values_list("white_id", "losses", "draws", "wins")
+    )
+    against: dict[int, list[float]] = {}
+    for flip, group in ((0, rows), (2, flipped)):
+        for opponent, wins, draws, losses in group:
+            row = against.setdefault(opponent, [0.0, 0.0, 0.0, 0.0])
+            row[flip] += wins + draws + losses
+            row[flip + 1] += wins + draws / 2
+    if not against:
+        return
+    centre = settings.RATING_ANCHOR_ELO
+    elo_of = dict(
+        Rating.objects.filter(variant=variant, version_id__in=[*against, version_id]).values_list(
+            "version_id", "elo"
+        )
+    )
+    games = round(sum(r[0] + r[2] for r in against.values()))
+    points = sum(r[1] + r[3] for r in against.values())
+    opponents = [(elo_of.get(o, centre), r[0], r[1], r[2], r[3]) for o, r in against.items()]
+    current = Rating.objects.filter(variant=variant, version_id=version_id)
+    if version_id in elo_of:
+        if version_id == anchor:
+            current.update(games=games, points=points, updated_at=timezone.now())
+        elif not BotVersion.objects.filter(
+            pk=version_id, status=BotVersion.Status.RETIRED
+        ).exists():
+            elo, _ = rating.fit_one(
+                opponents,
+                elo=elo_of[version_id],
+                white_advantage=advantage,
+                centre=centre,
+            )
+            current.update(elo=elo, games=games, points=points, updated_at=timezone.now())
+        return
+    elo, error = rating.fit_one(
+        opponents,
+        elo=centre,
+        white_advantage=advantage,
+        centre=centre,
+    )
+    if version_id == anchor:
+        elo, error = centre, 0.0
+    last = Rating.objects.filter(variant=variant).aggregate(n=Max("rank"))["n"] or 0
+    Rating.objects.create(
+        variant=variant,
+        version_id=version_id,
+        elo=elo,
+        error=_finite(error),
+        games=games,
+        points=points,
+        rank=last + 1,
+    )
 
 
 def _finite(x: float) -> float | None:
