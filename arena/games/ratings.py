@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Count, F, Max, Q, QuerySet, Sum
+from django.db.models import Count, F, Max, Q, QuerySet
 from django.utils import timezone
 
 from arena import rating
@@ -270,8 +270,10 @@ def rebuild_pair_stats(variant: str | None = None) -> int:
     """Recount every pair's results from the finished rated matches; returns the number of
     results. Leaves the ratings to :func:`refresh`.
 
-    The counts never pass through Python: one ``INSERT INTO ... SELECT ... GROUP BY`` writes
-    them, in the same transaction that removes the old ones.
+    The counts never pass through Python: one ``GROUP BY`` over the matches goes into a
+    temporary table, one join with the stored counts finds the pairs whose counts differ
+    (none, unless something went wrong), and only those are written. Rewriting every row
+    instead costs far more than counting (index upkeep and key checks for each pair).
     """
     finished = Match.objects.filter(status=Match.Status.FINISHED, rated=True).exclude(
         white=F("black")
@@ -288,30 +290,53 @@ def rebuild_pair_stats(variant: str | None = None) -> int:
         )
         .values_list("variant", "white_id", "black_id", "wins", "draws", "losses")
     )
-    select, params = grouped.query.sql_with_params()
-    table = PairStats._meta.db_table
-    columns = ", ".join(
-        connection.ops.quote_name(c)
-        for c in ("variant", "white_id", "black_id", "wins", "draws", "losses")
-    )
-    with transaction.atomic():
-        old = PairStats.objects.all()
-        if variant:
-            old = old.filter(variant=variant)
-        old.delete()  # one DELETE: nothing refers to the counts
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"INSERT INTO {connection.ops.quote_name(table)} ({columns}) {select}", params
-            )
-        counted = PairStats.objects.all()
-        if variant:
-            counted = counted.filter(variant=variant)
-        total = dict(
-            counted.values("variant")
-            .annotate(n=Sum(F("wins") + F("draws") + F("losses")))
-            .values_list("variant", "n")
-            .order_by()
+    counting, count_params = grouped.query.sql_with_params()
+    q = connection.ops.quote_name
+    table = q(PairStats._meta.db_table)
+    counted, changed = q("arena_counted_pairs"), q("arena_changed_pairs")
+    current = f"SELECT id, variant, white_id, black_id, wins, draws, losses FROM {table}"
+    current_params: list[str] = []
+    if variant:
+        current += " WHERE variant = %s"
+        current_params.append(variant)
+    keys = "c.variant = p.variant AND c.white_id = p.white_id AND c.black_id = p.black_id"
+    with transaction.atomic(), connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SET LOCAL work_mem = '64MB'")  # the GROUP BY in memory
+        cursor.execute(
+            # columns variant, white_id, black_id, wins, draws, losses
+            f"CREATE TEMPORARY TABLE {counted} AS " + counting,
+            count_params,
         )
+        cursor.execute(
+            f"CREATE TEMPORARY TABLE {changed} AS "
+            "SELECT p.id AS pid, c.variant, c.white_id, c.black_id, c.wins, c.draws, c.losses "
+            f"FROM {counted} c FULL OUTER JOIN ({current}) p "
+            f"ON {keys} WHERE p.id IS NULL OR c.variant IS NULL "
+            "OR c.wins <> p.wins OR c.draws <> p.draws OR c.losses <> p.losses",
+            current_params,
+        )
+        cursor.execute(
+            f"DELETE FROM {table} WHERE id IN (SELECT pid FROM {changed} WHERE variant IS NULL)"
+        )
+        cursor.execute(
+            f"UPDATE {table} SET "
+            f"wins = (SELECT wins FROM {changed} WHERE pid = {table}.id), "
+            f"draws = (SELECT draws FROM {changed} WHERE pid = {table}.id), "
+            f"losses = (SELECT losses FROM {changed} WHERE pid = {table}.id) "
+            f"WHERE id IN (SELECT pid FROM {changed} WHERE variant IS NOT NULL)"
+        )
+        cursor.execute(
+            f"INSERT INTO {table} (variant, white_id, black_id, wins, draws, losses) "
+            f"SELECT variant, white_id, black_id, wins, draws, losses FROM {changed} "
+            "WHERE pid IS NULL"
+        )
+        cursor.execute(
+            f"SELECT variant, SUM(wins + draws + losses) FROM {counted} GROUP BY variant"
+        )
+        total = {v: int(n) for v, n in cursor.fetchall()}
+        cursor.execute(f"DROP TABLE {counted}")
+        cursor.execute(f"DROP TABLE {changed}")
         for v in [variant] if variant else [c.value for c in Variant]:
             RatingState.objects.update_or_create(variant=v, defaults={"results": total.get(v, 0)})
     return sum(total.values())

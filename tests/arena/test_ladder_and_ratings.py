@@ -284,6 +284,7 @@ def test_the_recount_of_one_variant_counts_only_its_finished_rated_results(
     services.finish(aborted.pk, services.claim(aborted.pk), fake_result(aborted=True))
     blitz = list(PairStats.objects.filter(variant="blitz").values_list("pk", "wins"))
     PairStats.objects.filter(variant="yinsh").update(wins=99)
+    PairStats.objects.create(variant="yinsh", white=make_version(user, "ghost"), black=a, wins=3)
 
     assert ratings.rebuild_pair_stats("yinsh") == 6
     counts = PairStats.objects.filter(variant="yinsh").values_list(
