@@ -192,25 +192,33 @@ def update_after_result(variant: str, white_id: int, black_id: int) -> None:
 
 
 def _update_one(variant: str, version_id: int, anchor: int | None, advantage: float) -> None:
-    mine = PairStats.objects.filter(variant=variant).exclude(white=F("black"))
-    rows = list(mine.filter(white_id=version_id).values_list("black_id", "wins", "draws", "losses"))
-    flipped = list(
-        mine.filter(black_id=version_id).values_list("white_id", "losses", "draws", "wins")
+    # Two reads (its pairs; its and its opponents' ratings) and one write.
+    pairs = (
+        PairStats.objects.filter(variant=variant)
+        .filter(Q(white_id=version_id) | Q(black_id=version_id))
+        .exclude(white=F("black"))
+        .values_list("white_id", "black_id", "wins", "draws", "losses")
     )
     against: dict[int, list[float]] = {}
-    for flip, group in ((0, rows), (2, flipped)):
-        for opponent, wins, draws, losses in group:
-            row = against.setdefault(opponent, [0.0, 0.0, 0.0, 0.0])
-            row[flip] += wins + draws + losses
-            row[flip + 1] += wins + draws / 2
+    for white, black, wins, draws, losses in pairs:
+        if white == version_id:
+            row, won = against.setdefault(black, [0.0, 0.0, 0.0, 0.0]), wins
+            flip = 0
+        else:
+            row, won = against.setdefault(white, [0.0, 0.0, 0.0, 0.0]), losses
+            flip = 2
+        row[flip] += wins + draws + losses
+        row[flip + 1] += won + draws / 2
     if not against:
         return
     centre = settings.RATING_ANCHOR_ELO
-    elo_of = dict(
-        Rating.objects.filter(variant=variant, version_id__in=[*against, version_id]).values_list(
-            "version_id", "elo"
-        )
-    )
+    elo_of: dict[int, float] = {}
+    retired = False
+    for v, elo, status in Rating.objects.filter(
+        variant=variant, version_id__in=[*against, version_id]
+    ).values_list("version_id", "elo", "version__status"):
+        elo_of[v] = elo
+        retired = retired or (v == version_id and status == BotVersion.Status.RETIRED)
     games = round(sum(r[0] + r[2] for r in against.values()))
     points = sum(r[1] + r[3] for r in against.values())
     opponents = [(elo_of.get(o, centre), r[0], r[1], r[2], r[3]) for o, r in against.items()]
@@ -218,9 +226,7 @@ def _update_one(variant: str, version_id: int, anchor: int | None, advantage: fl
     if version_id in elo_of:
         if version_id == anchor:
             current.update(games=games, points=points, updated_at=timezone.now())
-        elif not BotVersion.objects.filter(
-            pk=version_id, status=BotVersion.Status.RETIRED
-        ).exists():
+        elif not retired:
             elo, _ = rating.fit_one(
                 opponents,
                 elo=elo_of[version_id],

@@ -351,6 +351,20 @@ def test_each_result_moves_its_two_ratings_at_once(user: Any, anchor: Any) -> No
 
 
 @pytest.mark.django_db
+def test_a_result_leaves_a_retired_versions_rating_as_it_was(user: Any, anchor: Any) -> None:
+    a = make_version(user, "a")
+    old = make_version(user, "old")
+    results({(a, old): (2, 0, 2), (old, anchor): (3, 0, 1)})
+    ratings.refresh("yinsh")
+    BotVersion.objects.filter(pk=old.pk).update(status=BotVersion.Status.RETIRED)
+    before = Rating.objects.get(version=old)
+    results({(a, old): (1, 0, 0)})
+    after = Rating.objects.get(version=old)
+    assert (after.elo, after.games, after.points) == (before.elo, before.games, before.points)
+    assert Rating.objects.get(version=a).games == 5
+
+
+@pytest.mark.django_db
 def test_ratings_after_each_result_stay_close_to_the_fit_which_then_makes_them_exact(
     user: Any, anchor: Any
 ) -> None:
