@@ -198,10 +198,17 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
         )
         for variant, per in sorted(history.items())
     ]
-    recent = (
+    # The newest ids first, then their rows with the players joined: joined at once, the
+    # planner scans every version to sort a busy bot's hundreds of matches.
+    newest = (
         Match.objects.filter(Q(white__in=vids) | Q(black__in=vids))
+        .order_by("-id")
+        .values_list("pk", flat=True)[:RECENT]
+    )
+    recent = (
+        Match.objects.filter(pk__in=list(newest))
         .select_related("white__bot", "black__bot")
-        .order_by("-id")[:RECENT]
+        .order_by("-id")
     )
     active = next((v for v in versions if v.status == BotVersion.Status.ACTIVE), None)
     manager = bots.can_manage(request.user, bot)
