@@ -9,9 +9,9 @@ import pytest
 
 from arena.games import services as games
 from arena.games.models import Match
-from tests.arena.browser.conftest import fits_the_screen
 from tests.arena.conftest import TEST_BOTS, make_version
 from tests.arena.test_matches import queued_match
+from tests.browser import assert_fits_the_screen
 
 #: What the diary bot (tests/bots/honest/diary) writes to its stderr and its info.
 DIARY = "DIARY-MARKER-5e2b"
@@ -41,7 +41,7 @@ def test_the_owner_reads_its_bots_stderr_and_info_on_the_match_page(
     assert page.locator("#log-black").count() == 0
     assert "giving up after three actions" not in page.content()
     page.locator(".yinsh-replay svg").first.wait_for()
-    assert fits_the_screen(page)
+    assert_fits_the_screen(page)
 
 
 @pytest.mark.django_db(transaction=True)
@@ -54,4 +54,4 @@ def test_a_visitor_reads_what_happened_but_no_bots_logs(
     page.locator(".yinsh-replay svg").first.wait_for()
     assert DIARY not in page.content()
     assert "giving up after three actions" not in page.content()
-    assert fits_the_screen(page)
+    assert_fits_the_screen(page)
