@@ -157,20 +157,34 @@ def fits_the_screen(page: Any) -> bool:
     return page_width(page) <= int(page.viewport_size["width"])
 
 
-#: The innermost elements whose right edge lies beyond the screen, as ``tag.class: width``.
+#: The innermost elements whose right edge lies beyond the screen (not counting those inside
+#: an element that scrolls or clips them), as ``tag.class: right edge``.
 _STICKING_OUT_JS = """
 () => {
   const limit = document.documentElement.clientWidth;
+  const clipped = (e) => {
+    for (let a = e.parentElement; a && a !== document.body; a = a.parentElement) {
+      if (getComputedStyle(a).overflowX !== "visible") return true;
+    }
+    return false;
+  };
+  const right = (e) => {  // an element's text may overflow it, unless it scrolls or clips
+    const box = e.getBoundingClientRect();
+    return getComputedStyle(e).overflowX === "visible"
+      ? Math.max(box.right, box.left + e.scrollWidth) : box.right;
+  };
   const out = Array.from(document.body.querySelectorAll("*")).filter((e) => {
     const box = e.getBoundingClientRect();
-    return box.right > limit + 0.5 && box.width > 0;
+    return right(e) > limit + 0.5 && box.width > 0 && !clipped(e);
   });
   return out
     .filter((e) => !out.some((o) => o !== e && e.contains(o)))
     .slice(0, 8)
-    .map((e) => `${e.tagName.toLowerCase()}${e.className && typeof e.className === "string"
-      ? "." + e.className.trim().split(/\\s+/).join(".") : ""}: right edge at ${
-      Math.round(e.getBoundingClientRect().right)} px`);
+    .map((e) => {
+      const name = e.className && typeof e.className === "string"
+        ? "." + e.className.trim().split(/\\s+/).join(".") : "";
+      return `${e.tagName.toLowerCase()}${name}: right edge at ${Math.round(right(e))} px`;
+    });
 }
 """
 

@@ -24,9 +24,12 @@ from arena.tournaments.models import Tournament
 from arena.web.guide import TOPICS
 from tests.arena.conftest import make_version
 from tests.arena.test_matches import queued_match
-from tests.browser import contrast, low_contrast_buttons, sticking_out
+from tests.browser import assert_fits_the_screen, contrast, low_contrast_buttons, sticking_out
 
 V = BotVersion.Status
+
+#: A bot name as long as names go (40 characters) and with no place to break it.
+LONGEST = "a" * 20 + "0123456789" * 2
 
 
 def played_result(match: Match, seed: int) -> GameResult:
@@ -79,12 +82,14 @@ def arena(user: Any, other_user: Any, anchor: BotVersion) -> Arena:
     mine = make_version(user, "a-rather-long-bot-name-for-a-phone")
     make_version(user, "walker")
     theirs = make_version(other_user, "runner")
+    longest = make_version(other_user, LONGEST)
     rejected = make_version(other_user, "stumbler", status=V.REJECTED)
     rejected.report = ["white broke the protocol at ply 3: " + "x" * 120]
     rejected.save(update_fields=["report"])
     match = queued_match(mine, anchor, variant="yinsh")
     finish(match, 1)
     finish(queued_match(theirs, anchor, variant="yinsh"), 2)
+    finish(queued_match(longest, theirs, variant="yinsh"), 3)
     ratings.refresh("yinsh")
     cup = tournaments.create(
         user,
@@ -137,6 +142,7 @@ def test_every_public_page_fits_the_screen_and_its_buttons_are_legible(
         "/bots/",
         "/bots/a-rather-long-bot-name-for-a-phone/",
         "/bots/runner/",
+        f"/bots/{LONGEST}/",
         "/bots/random/",
         "/matches/",
         f"/matches/{arena.match.pk}/",
@@ -193,3 +199,18 @@ def test_the_organiser_reads_the_tournaments_cancel_button(
     expect(cancel).to_be_visible()
     assert contrast(cancel) >= 4.5  # white on red: it was red on red, no visible label
     assert low_contrast_buttons(page) == {}
+
+
+def test_a_table_a_page_forgot_to_wrap_still_scrolls_inside_itself(page: Page, site: str) -> None:
+    row = "".join(f"<td>column-{k}-of-a-wide-table</td>" for k in range(12))
+    body = (
+        '<!doctype html><meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<link rel="stylesheet" href="/static/arena/site.css">'
+        f"<main><h1>Wide</h1><table><tbody><tr>{row}</tr></tbody></table></main>"
+    )
+    page.route(
+        f"{site}/wide.html", lambda route: route.fulfill(body=body, content_type="text/html")
+    )
+    page.goto(f"{site}/wide.html")
+    expect(page.locator("td").first).to_be_visible()
+    assert_fits_the_screen(page)
