@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 from django.conf import settings
 from django.test import Client
+from playwright.sync_api import expect
 
 # Playwright's synchronous API keeps an event loop in the main thread for the rest of the
 # session once a browser test started; tests still talk to the database synchronously, which
@@ -30,6 +31,10 @@ from django.test import Client
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 # The browser is the system's: Playwright must never fetch one of its own.
 os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
+
+#: How long an action waits for its element, and ``expect`` for its condition, on a busy machine.
+TIMEOUT_MS = 15_000
+expect.set_options(timeout=TIMEOUT_MS)
 
 INSTALL_HINT = (
     "the browser tests need Chromium: on Debian or Ubuntu run `apt-get install -y chromium` "
@@ -118,7 +123,7 @@ def page(page: Any, page_errors: list[str]) -> Iterator[Any]:
 
     page.on("console", on_console)
     page.on("response", on_response)
-    page.set_default_timeout(15_000)
+    page.set_default_timeout(TIMEOUT_MS)
     yield page
     assert errors == [], f"the page logged errors: {errors}"
 
