@@ -44,6 +44,7 @@ urlpatterns = [
     ),
     path("matches/<int:pk>/transcript.json", views.match_transcript, name="match-transcript"),
     path("matches/<int:pk>/replay.json", views.match_replay, name="match-replay"),
+    path("matches/<int:pk>/live.json", views.match_live, name="match-live"),
     path("tournaments/", views.tournament_list, name="tournaments"),
     path("tournaments/new/", views.tournament_create, name="tournament-create"),
     path("tournaments/<int:pk>/", views.tournament_detail, name="tournament"),
