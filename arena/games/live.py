@@ -1,11 +1,12 @@
 """Watching a match while it is played: its actions as the referee plays them, and the feed its
 page polls.
 
-The worker gives the referee a :class:`Recorder` (``on_played``): each action a bot plays is one
-small ``INSERT`` of a :class:`~arena.games.models.LiveMove` (the action, its think time, both
-clocks), written before the next bot is asked, so the database is never more than that write
-behind the game. The rows of a claim are its own (``attempt``): a new claim of the match starts
-afresh, and :func:`clear` deletes them when the match closes (its record then holds the game).
+The worker gives the referee a :class:`Recorder` (``on_played``): each action a bot plays
+becomes a :class:`~arena.games.models.LiveMove` row (the action, its think time, both clocks),
+written by a thread of the recorder's within ``INTERVAL_S`` seconds, so that the game never
+waits for the database. The rows of a claim are its own (``attempt``): a new claim of the match
+starts afresh, and :func:`clear` deletes them when the match closes (its record then holds the
+game).
 
 :func:`feed` is what ``/matches/<id>/live.json?since=N`` answers: the frames of the replay
 widget after ply ``N`` (:func:`arena.replay.replay_frames`), the clocks, and whether the game
@@ -16,9 +17,10 @@ whoever asks (the finished game's page shows its owner more).
 from __future__ import annotations
 
 import logging
+import threading
 from typing import TypedDict
 
-from django.db import DatabaseError
+from django.db import DatabaseError, connection, connections, transaction
 from django.utils import timezone
 
 import engine
@@ -27,44 +29,117 @@ from arena.jsontypes import JSONObject
 from arena.referee.game import Played, TimeControl
 from arena.replay import Frame, Layout, replay_frames
 
-__all__ = ["Clocks", "Feed", "GameData", "Recorder", "Side", "clear", "feed"]
+__all__ = ["INTERVAL_S", "Clocks", "Feed", "GameData", "Recorder", "Side", "clear", "feed"]
 
 log = logging.getLogger(__name__)
 
+#: A worker writes a game's new actions at most this often (seconds): how far behind the game
+#: a watcher can be, beside the page's polling.
+INTERVAL_S = 0.2
+
 
 class Recorder:
-    """Writes the actions of one claim of a match as the referee plays them (``on_played``).
+    """Writes the actions of one claim of a match as the referee plays them (``on_played``),
+    used as a context manager around the game.
 
-    Made when the claim starts: the rows an earlier claim of the match left are deleted. A
-    database that fails under it costs the watchers their live view, never the game: the error
-    is logged and the recorder stops writing.
+    Made when the claim starts: the rows an earlier claim of the match left are deleted. In a
+    worker (no transaction open) a thread of its own writes them, on its own connection, as soon
+    as they come and then at most every ``interval`` seconds, so that the game never waits for
+    the database and a watcher is at most that far behind. A caller inside a transaction (a
+    test) holds the match where another connection cannot see it: each action is then written
+    at once, on the caller's connection.
+
+    Either way the writes skip PostgreSQL's wait for the disk (``synchronous_commit`` off on
+    that connection while the game is played: a crash may lose the last live actions, which
+    the record replaces anyway); the result is written after, durably as ever. A database that
+    fails under the recorder costs the watchers their live view, never the game: the error is
+    logged and the recorder stops writing.
     """
 
-    def __init__(self, match_id: int, attempt: int) -> None:
+    def __init__(self, match_id: int, attempt: int, *, interval: float = INTERVAL_S) -> None:
         self.match_id = match_id
         self.attempt = attempt
+        self.interval = interval
         self.failed = False
+        self._pending: list[LiveMove] = []
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
         LiveMove.objects.filter(match_id=match_id).exclude(attempt=attempt).delete()
+
+    def __enter__(self) -> Recorder:
+        if connection.in_atomic_block:
+            self._session("SET synchronous_commit TO OFF")
+        else:
+            self._thread = threading.Thread(target=self._run, name="live-moves", daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._thread is None:
+            self._session("RESET synchronous_commit")
+            return
+        self._stop.set()
+        self._wake.set()
+        self._thread.join(timeout=30)
 
     def __call__(self, played: Played) -> None:
         if self.failed:
             return
         white_ms, black_ms = played.clocks_ms
+        row = LiveMove(
+            match_id=self.match_id,
+            attempt=self.attempt,
+            ply=played.ply,
+            color=played.color,
+            action=played.action,
+            think_ms=None if played.think_ms is None else round(played.think_ms),
+            white_ms=white_ms,
+            black_ms=black_ms,
+            turn=played.turn,
+            at=timezone.now(),
+        )
+        if self._thread is None:
+            self._write([row])
+            return
+        with self._lock:
+            self._pending.append(row)
+        self._wake.set()
+
+    def _run(self) -> None:
         try:
-            LiveMove.objects.create(
-                match_id=self.match_id,
-                attempt=self.attempt,
-                ply=played.ply,
-                color=played.color,
-                action=played.action,
-                think_ms=None if played.think_ms is None else round(played.think_ms),
-                white_ms=white_ms,
-                black_ms=black_ms,
-                turn=played.turn,
-            )
+            self._session("SET synchronous_commit TO OFF")
+            while not self._stop.is_set():
+                self._wake.wait()
+                self._wake.clear()
+                with self._lock:
+                    rows, self._pending = self._pending, []
+                if rows and not self._stop.is_set():
+                    self._write(rows)
+                self._stop.wait(self.interval)
+        finally:
+            connections.close_all()
+
+    def _write(self, rows: list[LiveMove]) -> None:
+        if self.failed:
+            return
+        try:
+            with transaction.atomic():
+                for row in rows:
+                    row.save(force_insert=True)
         except DatabaseError as e:
             self.failed = True
             log.warning("match %s: its live moves are no longer written: %s", self.match_id, e)
+
+    def _session(self, sql: str) -> None:
+        if connection.vendor != "postgresql":
+            return
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute(sql)
+        except DatabaseError as e:
+            log.warning("match %s: %s failed: %s", self.match_id, sql, e)
 
 
 def clear(match_id: int, attempt: int | None = None) -> None:

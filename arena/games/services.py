@@ -166,8 +166,10 @@ def play(match_id: int, worker_name: str = "") -> str:
         except ValueError as e:
             abort(match_id, attempt, f"bad match configuration: {e}")
             return "aborted"
-        recorder = live.Recorder(match_id, attempt)
-        with worker.Heartbeat(lambda: beat(match_id, attempt), settings.MATCH_HEARTBEAT_S) as hb:
+        with (
+            live.Recorder(match_id, attempt) as recorder,
+            worker.Heartbeat(lambda: beat(match_id, attempt), settings.MATCH_HEARTBEAT_S) as hb,
+        ):
             result = runner.referee().play(config, on_played=recorder, cancel=hb.cancel)
     if worker.retrying(lambda: finish(match_id, attempt, result, match=match)):
         return "aborted" if result.aborted else "finished"

@@ -8,6 +8,7 @@ import random
 from typing import Any
 
 import pytest
+from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
@@ -188,6 +189,23 @@ def test_a_bad_since_is_a_400_that_says_what_it_takes(pair: Any, since: str) -> 
 def test_a_negative_since_is_refused_by_the_service() -> None:
     with pytest.raises(ValueError, match="0 or more"):
         live.feed(Match(), -1)
+
+
+@pytest.mark.django_db
+def test_the_recorder_spares_the_disk_wait_only_while_the_game_is_played(pair: Any) -> None:
+    if connection.vendor != "postgresql":
+        pytest.skip("synchronous_commit is PostgreSQL's")
+
+    def setting() -> str:
+        with connection.cursor() as cursor:
+            cursor.execute("SHOW synchronous_commit")
+            return str(cursor.fetchone()[0])
+
+    m, attempt = running_match(pair)
+    before = setting()
+    with live.Recorder(m.pk, attempt):
+        assert setting() == "off"
+    assert setting() == before != "off"  # the result is written durably
 
 
 # ----------------------------------------------------------------------------- the pages

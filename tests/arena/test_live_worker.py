@@ -3,13 +3,14 @@ action by action, then becomes the finished game's record."""
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
 from django.db.models.signals import post_save
 
 import engine
-from arena.games import live, services
+from arena.games import live, runner, services
 from arena.games.models import LiveMove, Match, MatchRecord
 from tests.arena.conftest import make_version
 from tests.arena.test_matches import queued_match
@@ -64,3 +65,50 @@ def test_a_real_game_is_written_action_by_action_while_it_is_played(pair: Any) -
     end = live.feed(_reload(m.pk))
     assert end["over"] and end["status"] == "finished" and end["clocks"] is None
     assert [f["action"] for f in end["frames"]] == actions
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_writes_the_actions_from_a_thread_while_the_game_goes_on(pair: Any) -> None:
+    """Outside a transaction (a worker), the game never waits for the database: the recorder's
+    own thread writes each action, on its own connection, while the referee plays on."""
+    m = queued_match(*pair, variant="blitz", opening="e5 f6 g7 d4", time_control="20+0.1")
+    attempt = services.claim(m.pk, "test")
+    assert attempt is not None
+    written = threading.Event()
+    writers: list[str] = []
+    waited: list[bool] = []
+
+    def saved(sender: Any, instance: LiveMove, **kwargs: Any) -> None:
+        writers.append(threading.current_thread().name)
+        if instance.ply == 6:
+            written.set()
+
+    post_save.connect(saved, sender=LiveMove)
+    try:
+        with live.Recorder(m.pk, attempt) as recorder:
+
+            def on_played(played: Any) -> None:
+                recorder(played)
+                if played.ply == 6:  # hold the game here until the thread has written it
+                    waited.append(written.wait(120))
+
+            config = runner.game_config(
+                variant="blitz",
+                white=runner.load_spec(pair[0]),
+                black=runner.load_spec(pair[1]),
+                white_label="white-bot v1",
+                black_label="black-bot v1",
+                time_control="20+0.1",
+                seed=1,
+                event="test",
+                opening="e5 f6 g7 d4",
+            )
+            result = runner.referee().play(config, on_played=on_played)
+    finally:
+        post_save.disconnect(saved, sender=LiveMove)
+    assert waited == [True]
+    assert set(writers) == {"live-moves"}
+    rows = list(LiveMove.objects.filter(match=m, attempt=attempt).order_by("ply"))
+    actions = [str(a) for a in result.record.actions]
+    assert [r.ply for r in rows] == list(range(5, 5 + len(rows))) and len(rows) >= 2
+    assert [r.action for r in rows] == actions[4 : 4 + len(rows)]
