@@ -218,9 +218,9 @@ def feed(match: Match, since: int = 0) -> Feed:
     rows: list[LiveMove] = []
     record: engine.Record | None = None
     if match.is_over:
-        data = MatchRecord.objects.filter(match=match).only("record").first()
-        if data is not None:
-            record = engine.Record.parse(data.record)
+        stored = MatchRecord.objects.filter(match=match).only("record").first()
+        if stored is not None:
+            record = engine.Record.parse(stored.record)
     else:
         rows = list(
             LiveMove.objects.filter(match=match, attempt=match.attempts).order_by("ply")
@@ -229,20 +229,20 @@ def feed(match: Match, since: int = 0) -> Feed:
         )
     if record is None:
         record = _record(variant, match.opening_actions, rows, headers)
-    data_ = replay_frames(record)
-    frames = data_["frames"]
+    replay = replay_frames(record)
+    frames = replay["frames"]
     after = since if since <= len(frames) else 0
     game: GameData | None = None
     if after == 0:
         game = {
-            "variant": data_["variant"],
-            "title": data_["title"],
-            "rings": data_["rings"],
-            "rows_to_win": data_["rows_to_win"],
-            "board": data_["board"],
-            "white": data_["white"],
-            "black": data_["black"],
-            "initial": data_["initial"],
+            "variant": replay["variant"],
+            "title": replay["title"],
+            "rings": replay["rings"],
+            "rows_to_win": replay["rows_to_win"],
+            "board": replay["board"],
+            "white": replay["white"],
+            "black": replay["black"],
+            "initial": replay["initial"],
         }
     return {
         "match": match.pk,

@@ -728,7 +728,9 @@
   Replay.prototype.poll = function () {
     var self = this;
     var asked = Date.now();
-    getJSON(liveUrl(this.liveUrl, this.frames.length))
+    var since = this.restart ? 0 : this.frames.length;
+    this.restart = false;
+    getJSON(liveUrl(this.liveUrl, since))
       .then(function (feed) {
         if (!self.root.isConnected) return;
         if (feed.over) {
@@ -740,7 +742,7 @@
           // The game was started again: take it from its start.
           self.attempt = feed.attempt;
           if (feed.after > 0) {
-            self.frames = [];
+            self.restart = true;
             self.schedulePoll(0);
             return;
           }
