@@ -428,17 +428,14 @@ def match_live(request: HttpRequest, pk: int) -> JsonResponse:
     if match is None:
         return _no_store(JsonResponse({"error": f"there is no match {pk}"}, status=404))
     text = request.GET.get("since", "0")
-    try:
-        since = int(text) if text.isascii() and text.isdigit() else -1
-        body = live.feed(match, since)
-    except ValueError:
+    if not (text.isascii() and text.isdigit()):
         return _no_store(
             JsonResponse(
                 {"error": f"since must be a ply number, 0 or more, not {text[:20]!r}"},
                 status=400,
             )
         )
-    return _no_store(JsonResponse(body))
+    return _no_store(JsonResponse(live.feed(match, int(text))))
 
 
 def _no_store(response: JsonResponse) -> JsonResponse:
