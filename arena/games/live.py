@@ -229,9 +229,10 @@ def feed(match: Match, since: int = 0) -> Feed:
         )
     if record is None:
         record = _record(variant, match.opening_actions, rows, headers)
-    replay = replay_frames(record)
+    plies = len(record.actions)
+    after = since if since <= plies else 0
+    replay = replay_frames(record, after=after)
     frames = replay["frames"]
-    after = since if since <= len(frames) else 0
     game: GameData | None = None
     if after == 0:
         game = {
@@ -249,9 +250,9 @@ def feed(match: Match, since: int = 0) -> Feed:
         "status": match.status,
         "over": match.is_over,
         "attempt": match.attempts,
-        "plies": len(frames),
+        "plies": plies,
         "after": after,
-        "frames": frames[after:],
+        "frames": frames,
         "clocks": None if match.is_over else _clocks(match, record, rows),
         "score": match.score,
         "termination": match.termination,
