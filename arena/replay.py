@@ -229,27 +229,40 @@ _KINDS = {
 }
 
 
-def replay_frames(record: Record, transcript: JSON = None) -> Replay:
+def replay_frames(record: Record, transcript: JSON = None, *, after: int = 0) -> Replay:
     """The widget's JSON data for a game: the board, the players, the result, one frame a ply.
 
     ``transcript`` (optional) is the referee's account of the game; the think time and the
     ``info`` a bot sent with each action are copied to the matching frames. A missing,
     malformed or non-matching transcript adds nothing and is never an error.
+
+    ``after``: only the frames after that ply (a live game's watcher has the others), which
+    saves most of the work; the turns are all there. It cannot go with a transcript (whose
+    entries are matched from the first frame on): ``ValueError``.
+
+    >>> tail = replay_frames(engine.Record.parse("1.e3 2.a5 3.b4"), after=2)
+    >>> [f["n"] for f in tail["frames"]], len(tail["turns"])
+    ([3], 3)
     """
+    if after and transcript is not None:
+        raise ValueError("replay_frames: a transcript is merged from the first frame, not after")
     v = record.variant
     state = State(v)
     labels = _turn_labels(record)
     frames: list[Frame] = []
     turns: list[Turn] = []
     for n, action in enumerate(record.actions, 1):
-        before = state.copy(stack=False)
         by = state.turn.label
-        state.push(action)
         label, turn_index = labels[n - 1]
         if turn_index == len(turns):
             turns.append({"label": label, "by": by, "first": n, "last": n})
         else:
             turns[turn_index]["last"] = n
+        if n <= after:
+            state.push(action)
+            continue
+        before = state.copy(stack=False)
+        state.push(action)
         frame: Frame = {
             "n": n,
             "turn": label,

@@ -21,7 +21,7 @@ from django.utils import timezone
 from arena import worker
 from arena.bots.models import BotVersion
 from arena.bots.unpack import UnpackError
-from arena.games import failures, ratings, runner
+from arena.games import failures, live, ratings, runner
 from arena.games.models import Match, MatchRecord, PairStats, RatingState
 from arena.games.signals import match_closed
 from arena.referee.openings import opening
@@ -166,10 +166,14 @@ def play(match_id: int, worker_name: str = "") -> str:
         except ValueError as e:
             abort(match_id, attempt, f"bad match configuration: {e}")
             return "aborted"
-        with worker.Heartbeat(lambda: beat(match_id, attempt), settings.MATCH_HEARTBEAT_S) as hb:
-            result = runner.referee().play(config, cancel=hb.cancel)
+        with (
+            live.Recorder(match_id, attempt) as recorder,
+            worker.Heartbeat(lambda: beat(match_id, attempt), settings.MATCH_HEARTBEAT_S) as hb,
+        ):
+            result = runner.referee().play(config, on_played=recorder, cancel=hb.cancel)
     if worker.retrying(lambda: finish(match_id, attempt, result, match=match)):
         return "aborted" if result.aborted else "finished"
+    live.clear(match_id, attempt)
     return "lost its claim"
 
 
@@ -310,7 +314,9 @@ def _tournament_of(match_id: int) -> int | None:
 
 def _closed(match_id: int, tournament_id: int | None) -> None:
     """Announce that a match is closed (finished or aborted), inside that transaction: the
-    tournaments app releases the next games (:mod:`arena.tournaments.receivers`)."""
+    tournaments app releases the next games (:mod:`arena.tournaments.receivers`). Its live
+    moves go: its record holds the game now."""
+    live.clear(match_id)
     match_closed.send(sender=Match, match_id=match_id, tournament_id=tournament_id)
 
 

@@ -12,7 +12,7 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.db.models import OuterRef, Q, Subquery
+from django.db.models import OuterRef, Q, QuerySet, Subquery
 from django.http import (
     FileResponse,
     Http404,
@@ -31,7 +31,7 @@ import engine
 from arena.bots import services as bots
 from arena.bots.models import Bot, BotVersion, describe_variants
 from arena.bots.unpack import UploadError
-from arena.games import downloads, failures, privacy, ratings
+from arena.games import downloads, failures, live, privacy, ratings
 from arena.games.models import Match, MatchRecord, Rating, RatingPoint, Variant
 from arena.privacy import player_logs
 from arena.replay import replay_frames
@@ -81,11 +81,22 @@ def home(request: HttpRequest) -> HttpResponse:
         {
             "tops": tops,
             "recent": recent,
+            "playing": _playing(Match.objects.all()),
             "tournaments": running,
             "in_flight": Match.objects.filter(
                 status__in=[Match.Status.QUEUED, Match.Status.RUNNING]
             ).count(),
         },
+    )
+
+
+def _playing(matches: QuerySet[Match], limit: int = 10) -> list[Match]:
+    """The games of ``matches`` being played now, the latest started first (for links to
+    watch them live)."""
+    return list(
+        matches.filter(status=Match.Status.RUNNING)
+        .select_related("white__bot", "black__bot")
+        .order_by("-started_at", "-id")[:limit]
     )
 
 
@@ -410,6 +421,7 @@ def match_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "turns": turns,
             "reason": privacy.reason_for(request.user, match),
             "logs": logs,
+            "live": not match.is_over,
         },
     )
 
@@ -443,6 +455,28 @@ def match_replay(request: HttpRequest, pk: int) -> JsonResponse:
     return JsonResponse(replay_frames(record, shown))
 
 
+def match_live(request: HttpRequest, pk: int) -> JsonResponse:
+    """The live feed of a match (:func:`arena.games.live.feed`): ``?since=N`` asks for the
+    actions after ply N. The same for everyone (public facts only); never cached."""
+    match = Match.objects.select_related("white__bot", "black__bot").filter(pk=pk).first()
+    if match is None:
+        return _no_store(JsonResponse({"error": f"there is no match {pk}"}, status=404))
+    text = request.GET.get("since", "0")
+    if not (text.isascii() and text.isdigit()):
+        return _no_store(
+            JsonResponse(
+                {"error": f"since must be a ply number, 0 or more, not {text[:20]!r}"},
+                status=400,
+            )
+        )
+    return _no_store(JsonResponse(live.feed(match, int(text))))
+
+
+def _no_store(response: JsonResponse) -> JsonResponse:
+    response["Cache-Control"] = "no-store"
+    return response
+
+
 # ----------------------------------------------------------------------------- tournaments
 
 
@@ -473,6 +507,7 @@ def tournament_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "cross": tournaments.crosstable(table),
             "progress": tournaments.progress(t),
             "recent": recent,
+            "playing": _playing(t.matches.all(), limit=50),
             "control": tournaments.can_control(request.user, t),
         },
     )

@@ -266,6 +266,7 @@ def match_urls(m: Match) -> list[str]:
         f"/matches/{m.pk}/",
         f"/matches/{m.pk}/transcript.json",
         f"/matches/{m.pk}/replay.json",
+        f"/matches/{m.pk}/live.json",
         f"/matches/{m.pk}/record.txt",
         f"/matches/{m.pk}/record.short.txt",
         "/bots/diary/",
