@@ -124,6 +124,10 @@ BOT_STORE_DIR = env_path("ARENA_BOT_STORE", VAR_DIR / "bots")
 BOT_CACHE_DIR = env_path("ARENA_BOT_CACHE", VAR_DIR / "bot-cache")
 #: Largest upload accepted, in bytes.
 BOT_UPLOAD_MAX_BYTES = env_int("ARENA_BOT_UPLOAD_MAX_BYTES", 20 * 1024 * 1024)
+#: The most a user's uploads (every version of their bots) may hold, in MiB (0: no quota);
+#: operators (staff) are exempt unless ARENA_BOT_QUOTA_EXEMPT_STAFF=0.
+BOT_QUOTA_MB = env_float("ARENA_BOT_QUOTA_MB", 200.0)
+BOT_QUOTA_EXEMPT_STAFF = env_bool("ARENA_BOT_QUOTA_EXEMPT_STAFF", True)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 
