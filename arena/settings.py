@@ -181,6 +181,35 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_TIMEZONE = "UTC"
 
+# --------------------------------------------------------------------------- cache, throttles
+
+#: Django's cache holds the throttles' counts (and a few pages' slow parts): local memory per
+#: process by default; with REDIS_URL (or ARENA_CACHE_URL) Redis, so that the limits hold
+#: across every web process.
+CACHE_URL = env_str("ARENA_CACHE_URL", REDIS_URL)
+CACHES = {
+    "default": (
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": CACHE_URL,
+            "KEY_PREFIX": env_str("ARENA_CACHE_PREFIX", "arena"),
+        }
+        if CACHE_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "arena"}
+    )
+}
+#: Per-user rates ("N/period": 20/hour; empty or "off": none) of the actions that cost work
+#: (arena.throttles: the site and the API alike), of API requests per user ("api") and per
+#: address without a login ("anon"). Operators (staff) are not limited.
+THROTTLE_RATES: dict[str, str] = {
+    "upload": env_str("ARENA_THROTTLE_UPLOAD", "20/hour"),
+    "test": env_str("ARENA_THROTTLE_TEST", "20/hour"),
+    "challenge": env_str("ARENA_THROTTLE_CHALLENGE", "10/hour"),
+    "tournament": env_str("ARENA_THROTTLE_TOURNAMENT", "10/hour"),
+    "api": env_str("ARENA_THROTTLE_API", "120/minute"),
+    "anon": env_str("ARENA_THROTTLE_ANON", "60/minute"),
+}
+
 # --------------------------------------------------------------------------- the arena
 
 #: The Site header of game records and the site's title.
@@ -341,6 +370,11 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "arena.api.pagination.Pagination",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "arena.api.views.exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": [
+        "arena.api.throttles.UserThrottle",
+        "arena.api.throttles.AnonThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": THROTTLE_RATES,
     # Formats are chosen by the Accept header only: a ``format`` query parameter is an ordinary
     # (ignored) parameter, not a 404 for a format the API does not speak.
     "URL_FORMAT_OVERRIDE": None,

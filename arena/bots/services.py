@@ -32,7 +32,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import F, Max, ProtectedError, Sum
 from django.utils import timezone
 
-from arena import worker
+from arena import throttles, worker
 from arena.bots import store
 from arena.bots.models import NAME_PATTERN, NAME_RULE, Bot, BotVersion, every_variant
 from arena.bots.signals import bot_withdrawn, versions_retired
@@ -208,21 +208,26 @@ def create_bot(
     filename: str = "",
     description: str = "",
 ) -> BotVersion:
-    """Create a bot and its first version from an upload (PENDING; its check is queued)."""
+    """Create a bot and its first version from an upload (PENDING; its check is queued).
+
+    Raises :class:`UploadError` (:class:`QuotaExceeded` over the owner's storage quota) or
+    :class:`~arena.throttles.Throttled` (too many uploads); nothing is stored then."""
     if not owner.is_authenticated:
         raise PermissionDenied("log in to upload a bot")
-    validate_name(name)
-    if Bot.objects.filter(name=name).exists():
-        raise UploadError(f"a bot called {name!r} exists already")
-    check_quota(owner, _declared_size(upload))
-    stored = store_upload(upload, filename or getattr(upload, "name", "") or "bot")
-    try:
-        with transaction.atomic():
-            bot = Bot.objects.create(name=name, owner=owner, description=description.strip())
-            _reserve(bot.owner, stored.size)
-            return _new_version(bot, stored)
-    except IntegrityError:
-        raise UploadError(f"a bot called {name!r} exists already") from None
+    with throttles.limited(owner, "upload"):
+        validate_name(name)
+        if Bot.objects.filter(name=name).exists():
+            raise UploadError(f"a bot called {name!r} exists already")
+        check_quota(owner, _declared_size(upload))
+        stored = store_upload(upload, filename or getattr(upload, "name", "") or "bot")
+        try:
+            with transaction.atomic():
+                bot = Bot.objects.create(name=name, owner=owner, description=description.strip())
+                _reserve(bot.owner, stored.size)
+                version = _new_version(bot, stored)
+        except IntegrityError:
+            raise UploadError(f"a bot called {name!r} exists already") from None
+    return version
 
 
 def add_version(
@@ -232,12 +237,14 @@ def add_version(
     _require_manager(user, bot)
     if bot.status != Bot.Status.ACTIVE:
         raise UploadError(f"{bot.name} was withdrawn")
-    # The room is the owner's (an operator may upload for them).
-    check_quota(bot.owner, _declared_size(upload))
-    stored = store_upload(upload, filename or getattr(upload, "name", "") or "bot")
-    with transaction.atomic():
-        _reserve(bot.owner, stored.size)
-        return _new_version(bot, stored)
+    with throttles.limited(user, "upload"):
+        # The room is the owner's (an operator may upload for them).
+        check_quota(bot.owner, _declared_size(upload))
+        stored = store_upload(upload, filename or getattr(upload, "name", "") or "bot")
+        with transaction.atomic():
+            _reserve(bot.owner, stored.size)
+            version = _new_version(bot, stored)
+    return version
 
 
 def _new_version(bot: Bot, stored: StoredUpload) -> BotVersion:
