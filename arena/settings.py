@@ -147,6 +147,13 @@ BOT_BUILD_DISK_MB = env_int("ARENA_BOT_BUILD_DISK_MB", 512)
 #: Where built bots are kept, by content hash (per worker, or per machine for the local
 #: commands).
 BOT_BUILD_DIR = env_path("ARENA_BOT_BUILD_DIR", VAR_DIR / "builds")
+#: Eviction from those two caches (arena.referee.cachedir): a worker removes the bots no game
+#: used for BOT_CACHE_IDLE_HOURS (0: never), then the least recently used while the two hold
+#: more than BOT_CACHE_MAX_MB (0: no cap); never one a game or check is running. It looks at
+#: its first game and then at most every BOT_CACHE_EVICT_INTERVAL_S seconds.
+BOT_CACHE_IDLE_HOURS = env_float("ARENA_BOT_CACHE_IDLE_HOURS", 72.0)
+BOT_CACHE_MAX_MB = env_int("ARENA_BOT_CACHE_MAX_MB", 10 * 1024)
+BOT_CACHE_EVICT_INTERVAL_S = env_int("ARENA_BOT_CACHE_EVICT_INTERVAL", 600)
 
 # --------------------------------------------------------------------------- Celery
 
