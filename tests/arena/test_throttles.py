@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from django.core.cache import cache
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import CommandError, call_command
 from django.test import Client
 
 from arena import throttles
@@ -148,6 +149,15 @@ def test_the_site_says_why_with_429_and_the_api_adds_retry_after(
     assert r.status_code == 429 and "too many uploads: at most 1 per hour" in r.content.decode()
     r = site.post("/bots/apibot/upload/", {"file": SimpleUploadedFile("b.zip", bot_zip)})
     assert r.status_code == 429 and "too many uploads" in r.content.decode()
+    assert BotVersion.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_the_upload_command_says_why_too(user: Any, settings: Any) -> None:
+    settings.THROTTLE_RATES = {**settings.THROTTLE_RATES, "upload": "1/day"}
+    call_command("uploadbot", str(BOTS / "random"), owner=user.username, name="cli")
+    with pytest.raises(CommandError, match="too many uploads: at most 1 per day"):
+        call_command("uploadbot", str(BOTS / "random"), owner=user.username, name="cli")
     assert BotVersion.objects.count() == 1
 
 
