@@ -213,8 +213,8 @@ THROTTLE_RATES: dict[str, str] = {
     "test": env_str("ARENA_THROTTLE_TEST", "20/hour"),
     "challenge": env_str("ARENA_THROTTLE_CHALLENGE", "10/hour"),
     "tournament": env_str("ARENA_THROTTLE_TOURNAMENT", "10/hour"),
-    "api": env_str("ARENA_THROTTLE_API", "120/minute"),
-    "anon": env_str("ARENA_THROTTLE_ANON", "60/minute"),
+    "api": env_str("ARENA_THROTTLE_API", "300/minute"),
+    "anon": env_str("ARENA_THROTTLE_ANON", "120/minute"),
 }
 
 # --------------------------------------------------------------------------- the arena
