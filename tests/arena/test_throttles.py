@@ -3,12 +3,14 @@ services, shared by the site and the API: 429 with Retry-After there) and on API
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
 from typing import Any
 
 import pytest
+from django.conf import settings as django_settings
 from django.core.cache import cache
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
@@ -209,3 +211,23 @@ def test_the_cache_is_local_memory_by_default_and_redis_with_redis_url() -> None
     assert cache_backend() == "django.core.cache.backends.locmem.LocMemCache"
     redis = cache_backend(REDIS_URL="redis://127.0.0.1:6379/9")
     assert redis == "django.core.cache.backends.redis.RedisCache"
+
+
+@pytest.mark.django_db
+@pytest.mark.skipif(not django_settings.REDIS_URL, reason="the local-memory cache is per process")
+def test_with_redis_the_counts_hold_across_processes(user: Any, settings: Any) -> None:
+    """An upload counted by another process (another web worker) counts here too."""
+    settings.THROTTLE_RATES = {**settings.THROTTLE_RATES, "upload": "1/hour"}
+    code = (
+        "import django, types; django.setup(); from arena import throttles; "
+        f"throttles.record(types.SimpleNamespace(pk={user.pk}, is_staff=False), 'upload')"
+    )
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "arena.settings",
+        "ARENA_CACHE_PREFIX": settings.CACHES["default"]["KEY_PREFIX"],
+        "ARENA_THROTTLE_UPLOAD": "1/hour",
+    }
+    subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, check=True)
+    with pytest.raises(throttles.Throttled):
+        throttles.check(user, "upload")
