@@ -122,7 +122,10 @@ def check(user: User | AnonymousUser, scope: str) -> None:
     now = time.time()
     history = _history(_key(scope, user), rate, now)
     if len(history) >= rate.count:
-        raise Throttled(scope, rate, history[rate.count - 1] + rate.seconds - now)
+        # Allowed again when the oldest action that counts leaves the window (a rate of 0:
+        # after a whole period, to ask again).
+        oldest = history[rate.count - 1] if rate.count else now
+        raise Throttled(scope, rate, oldest + rate.seconds - now)
 
 
 def record(user: User | AnonymousUser, scope: str) -> None:

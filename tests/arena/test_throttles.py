@@ -155,6 +155,39 @@ def test_the_site_says_why_with_429_and_the_api_adds_retry_after(
 
 
 @pytest.mark.django_db
+def test_the_test_challenge_and_tournament_forms_say_why_with_429(
+    user: Any, other_user: Any, settings: Any
+) -> None:
+    settings.OPEN_TOURNAMENTS = True
+    off = {"test": "0/hour", "challenge": "0/hour", "tournament": "0/hour"}
+    settings.THROTTLE_RATES = {**settings.THROTTLE_RATES, **off}
+    new = make_version(user, "mybot")
+    old = make_version(user, "mybot", status=BotVersion.Status.RETIRED)
+    theirs = make_version(other_user, "rival")
+    site = Client()
+    site.force_login(user)
+    duel = {"variant": "yinsh", "time_control": "5+0.1", "games": "4"}
+    r = site.post(
+        "/bots/mybot/test/", {**duel, "candidate": new.pk, "opponent": old.pk, "mode": "games"}
+    )
+    assert r.status_code == 429 and "too many tests: at most 0 per hour" in r.content.decode()
+    r = site.post("/bots/rival/challenge/", {**duel, "candidate": new.pk, "opponent": theirs.pk})
+    assert r.status_code == 429 and "too many challenges" in r.content.decode()
+    r = site.post(
+        "/tournaments/new/",
+        {
+            "name": "Cup",
+            "variant": "yinsh",
+            "time_control": "5+0.1",
+            "games_per_pair": 1,
+            "bots": [new.bot.pk, theirs.bot.pk],
+        },
+    )
+    assert r.status_code == 429 and "too many tournaments" in r.content.decode()
+    assert not Duel.objects.exists() and not Tournament.objects.exists()
+
+
+@pytest.mark.django_db
 def test_the_upload_command_says_why_too(user: Any, settings: Any) -> None:
     settings.THROTTLE_RATES = {**settings.THROTTLE_RATES, "upload": "1/day"}
     call_command("uploadbot", str(BOTS / "random"), owner=user.username, name="cli")
