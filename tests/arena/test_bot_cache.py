@@ -4,12 +4,14 @@ evicted bot is simply unpacked again when it plays next."""
 
 from __future__ import annotations
 
+import io
 import os
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from django.core.management import CommandError, call_command
 
 from arena.games import runner
 from tests.arena.conftest import BOTS, make_version
@@ -93,3 +95,18 @@ def test_eviction_runs_at_the_first_game_then_once_per_interval(user: Any, setti
     with runner.bots_in_use():  # within the interval: no eviction
         assert runner.evict_if_due() is None
     assert (Path(settings.BOT_CACHE_DIR) / version.sha256).is_dir()
+
+
+@pytest.mark.django_db
+@pytest.mark.usefixtures("evicted_just_now")
+def test_operators_can_evict_now_with_a_command(user: Any, settings: Any) -> None:
+    version = make_version(user, "mybot")
+    runner.unpack_spec(version)
+    out = io.StringIO()
+    call_command("evict_bots", stdout=out)  # used just now: stays
+    assert out.getvalue().startswith("removed 0 bots (0.0 MiB)")
+    call_command("evict_bots", "--max-mb", "0.000001", stdout=out)
+    assert "removed 1 bots" in out.getvalue()
+    assert not (Path(settings.BOT_CACHE_DIR) / version.sha256).exists()
+    with pytest.raises(CommandError, match="cannot be negative"):
+        call_command("evict_bots", "--idle-hours", "-1")
