@@ -188,6 +188,29 @@ def test_the_test_challenge_and_tournament_forms_say_why_with_429(
 
 
 @pytest.mark.django_db
+def test_the_api_answers_429_for_tests_challenges_and_tournaments(
+    user: Any, other_user: Any, settings: Any
+) -> None:
+    settings.OPEN_TOURNAMENTS = True
+    off = {"test": "0/hour", "challenge": "0/day", "tournament": "0/minute"}
+    settings.THROTTLE_RATES = {**settings.THROTTLE_RATES, **off}
+    new = make_version(user, "mybot")
+    old = make_version(user, "mybot", status=BotVersion.Status.RETIRED)
+    theirs = make_version(other_user, "rival")
+    api = client_for(user)
+    duel = {"variant": "yinsh", "candidate": new.pk, "games": 4}
+    r = api.post("/api/duels/", {**duel, "kind": "test", "opponent": old.pk}, format="json")
+    assert r.status_code == 429 and r["Retry-After"] == "3600"
+    assert r.json()["detail"] == "too many tests: at most 0 per hour; try again in 1 hour"
+    r = api.post("/api/duels/", {**duel, "kind": "challenge", "opponent": theirs.pk}, format="json")
+    assert r.status_code == 429 and r["Retry-After"] == "86400"
+    tournament = {"name": "Cup", "variant": "yinsh", "bots": ["mybot", "rival"]}
+    r = api.post("/api/tournaments/", tournament, format="json")
+    assert r.status_code == 429 and r["Retry-After"] == "60", r.content
+    assert not Duel.objects.exists() and not Tournament.objects.exists()
+
+
+@pytest.mark.django_db
 def test_the_upload_command_says_why_too(user: Any, settings: Any) -> None:
     settings.THROTTLE_RATES = {**settings.THROTTLE_RATES, "upload": "1/day"}
     call_command("uploadbot", str(BOTS / "random"), owner=user.username, name="cli")
