@@ -9,6 +9,7 @@ from django.conf import settings
 from django.core.checks import Error, Tags, register
 
 import engine
+from arena.throttles import parse_rate
 
 
 @register(Tags.security, deploy=False)
@@ -38,3 +39,21 @@ def check_opening_plies(app_configs: Sequence[AppConfig] | None, **kwargs: objec
             )
         ]
     return []
+
+
+@register()
+def check_throttle_rates(app_configs: Sequence[AppConfig] | None, **kwargs: object) -> list[Error]:
+    """Every ARENA_THROTTLE_* rate must read as N/period (or be empty: no limit)."""
+    errors = []
+    for scope, rate in settings.THROTTLE_RATES.items():
+        try:
+            parse_rate(rate)
+        except ValueError as e:
+            errors.append(
+                Error(
+                    f"ARENA_THROTTLE_{scope.upper()}: {e}",
+                    hint="Write N/second, N/minute, N/hour or N/day; leave it empty for none.",
+                    id="arena.E003",
+                )
+            )
+    return errors

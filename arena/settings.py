@@ -124,6 +124,10 @@ BOT_STORE_DIR = env_path("ARENA_BOT_STORE", VAR_DIR / "bots")
 BOT_CACHE_DIR = env_path("ARENA_BOT_CACHE", VAR_DIR / "bot-cache")
 #: Largest upload accepted, in bytes.
 BOT_UPLOAD_MAX_BYTES = env_int("ARENA_BOT_UPLOAD_MAX_BYTES", 20 * 1024 * 1024)
+#: The most a user's uploads (every version of their bots) may hold, in MiB (0: no quota);
+#: operators (staff) are exempt unless ARENA_BOT_QUOTA_EXEMPT_STAFF=0.
+BOT_QUOTA_MB = env_float("ARENA_BOT_QUOTA_MB", 200.0)
+BOT_QUOTA_EXEMPT_STAFF = env_bool("ARENA_BOT_QUOTA_EXEMPT_STAFF", True)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 
@@ -143,6 +147,13 @@ BOT_BUILD_DISK_MB = env_int("ARENA_BOT_BUILD_DISK_MB", 512)
 #: Where built bots are kept, by content hash (per worker, or per machine for the local
 #: commands).
 BOT_BUILD_DIR = env_path("ARENA_BOT_BUILD_DIR", VAR_DIR / "builds")
+#: Eviction from those two caches (arena.referee.cachedir): a worker removes the bots no game
+#: used for BOT_CACHE_IDLE_HOURS (0: never), then the least recently used while the two hold
+#: more than BOT_CACHE_MAX_MB (0: no cap); never one a game or check is running. It looks at
+#: its first game and then at most every BOT_CACHE_EVICT_INTERVAL_S seconds.
+BOT_CACHE_IDLE_HOURS = env_float("ARENA_BOT_CACHE_IDLE_HOURS", 72.0)
+BOT_CACHE_MAX_MB = env_int("ARENA_BOT_CACHE_MAX_MB", 10 * 1024)
+BOT_CACHE_EVICT_INTERVAL_S = env_int("ARENA_BOT_CACHE_EVICT_INTERVAL", 600)
 
 # --------------------------------------------------------------------------- Celery
 
@@ -176,6 +187,35 @@ if CELERY_BROKER_URL.startswith("sqla+"):
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_TIMEZONE = "UTC"
+
+# --------------------------------------------------------------------------- cache, throttles
+
+#: Django's cache holds the throttles' counts (and a few pages' slow parts): local memory per
+#: process by default; with REDIS_URL (or ARENA_CACHE_URL) Redis, so that the limits hold
+#: across every web process.
+CACHE_URL = env_str("ARENA_CACHE_URL", REDIS_URL)
+CACHES = {
+    "default": (
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": CACHE_URL,
+            "KEY_PREFIX": env_str("ARENA_CACHE_PREFIX", "arena"),
+        }
+        if CACHE_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "arena"}
+    )
+}
+#: Per-user rates ("N/period": 20/hour; empty or "off": none) of the actions that cost work
+#: (arena.throttles: the site and the API alike), of API requests per user ("api") and per
+#: address without a login ("anon"). Operators (staff) are not limited.
+THROTTLE_RATES: dict[str, str] = {
+    "upload": env_str("ARENA_THROTTLE_UPLOAD", "20/hour"),
+    "test": env_str("ARENA_THROTTLE_TEST", "20/hour"),
+    "challenge": env_str("ARENA_THROTTLE_CHALLENGE", "10/hour"),
+    "tournament": env_str("ARENA_THROTTLE_TOURNAMENT", "10/hour"),
+    "api": env_str("ARENA_THROTTLE_API", "300/minute"),
+    "anon": env_str("ARENA_THROTTLE_ANON", "120/minute"),
+}
 
 # --------------------------------------------------------------------------- the arena
 
@@ -339,6 +379,11 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "arena.api.pagination.Pagination",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "arena.api.views.exception_handler",
+    "DEFAULT_THROTTLE_CLASSES": [
+        "arena.api.throttles.UserThrottle",
+        "arena.api.throttles.AnonThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": THROTTLE_RATES,
     # Formats are chosen by the Accept header only: a ``format`` query parameter is an ordinary
     # (ignored) parameter, not a 404 for a format the API does not speak.
     "URL_FORMAT_OVERRIDE": None,

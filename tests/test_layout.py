@@ -143,7 +143,7 @@ LAYERS: list[tuple[str, ...]] = [
         "arena.replay",
         "arena.sprt",
     ),
-    ("arena.worker",),
+    ("arena.worker", "arena.throttles"),
     ("arena.notifications",),
     ("arena.bots",),
     ("arena.games",),

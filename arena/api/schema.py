@@ -34,8 +34,8 @@ def add_error_responses(
 ) -> dict[str, Any]:
     """Document the errors of each operation unless its view did: 400 when it takes query
     parameters or a body, 415 for a body of another media type, 401 (no credentials or not valid
-    ones), 403 (logged in but not allowed), 404 when its path names an object. A drf-spectacular
-    postprocessing hook."""
+    ones), 403 (logged in but not allowed), 404 when its path names an object, 429 (a throttle:
+    every operation has one). A drf-spectacular postprocessing hook."""
     schemas = result.setdefault("components", {}).setdefault("schemas", {})
     schemas.setdefault("Error", ERROR)
     schemas.setdefault("Refused", REFUSED)
@@ -54,4 +54,10 @@ def add_error_responses(
             responses.setdefault("403", _response("logged in, but not allowed to do this", "Error"))
             if "path" in where:
                 responses.setdefault("404", _response("no such object", "Error"))
+            throttled = _response(
+                "too many requests, or too many uploads, tests, challenges or tournaments: "
+                "the Retry-After header says in how many seconds to try again",
+                "Error",
+            )
+            responses.setdefault("429", throttled)
     return result

@@ -22,11 +22,19 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, permissions, serializers, status, viewsets
 from rest_framework import views as drf_views
 from rest_framework.decorators import action
-from rest_framework.exceptions import NotFound, ParseError, PermissionDenied, ValidationError
+from rest_framework.exceptions import (
+    ErrorDetail,
+    NotFound,
+    ParseError,
+    PermissionDenied,
+    Throttled,
+    ValidationError,
+)
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from arena import throttles
 from arena.api import serializers as s
 from arena.bots import services as bots
 from arena.bots.models import Bot, BotVersion, playing
@@ -476,7 +484,8 @@ def not_found(request: HttpRequest, *args: object, **kwargs: object) -> JsonResp
 def exception_handler(exc: Exception, context: dict[str, object]) -> Response | None:
     """DRF's handler, and a 400 that says why for the limits Django enforces while reading a
     request (instead of its bare HTML "Bad Request" page). Every error body has a ``detail``:
-    a refusal by field (``{"name": [...]}``) gets one that sums its messages up."""
+    a refusal by field (``{"name": [...]}``) gets one that sums its messages up. The arena's
+    limits on actions (:mod:`arena.throttles`) are a 429 with their own words and Retry-After."""
     if isinstance(exc, RequestDataTooBig):
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
         exc = ParseError(f"the request is over {limit} bytes, not counting uploaded files")
@@ -484,6 +493,12 @@ def exception_handler(exc: Exception, context: dict[str, object]) -> Response | 
         exc = ParseError(f"more than {settings.DATA_UPLOAD_MAX_NUMBER_FIELDS} fields")
     elif isinstance(exc, TooManyFilesSent):
         exc = ParseError(f"more than {settings.DATA_UPLOAD_MAX_NUMBER_FILES} files")
+    elif isinstance(exc, throttles.Throttled):
+        # A limit of the services (uploads, tests, challenges, tournaments): 429 with its own
+        # words and Retry-After.
+        throttled = Throttled(wait=exc.wait)
+        throttled.detail = ErrorDetail(str(exc), code=throttled.default_code)
+        exc = throttled
     response = drf_views.exception_handler(exc, context)
     if response is not None:
         if isinstance(response.data, list):

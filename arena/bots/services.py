@@ -29,10 +29,10 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
-from django.db.models import F, Max, ProtectedError
+from django.db.models import F, Max, ProtectedError, Sum
 from django.utils import timezone
 
-from arena import worker
+from arena import throttles, worker
 from arena.bots import store
 from arena.bots.models import NAME_PATTERN, NAME_RULE, Bot, BotVersion, every_variant
 from arena.bots.signals import bot_withdrawn, versions_retired
@@ -48,6 +48,7 @@ NAME_RE = re.compile(NAME_PATTERN)
 
 __all__ = [
     "ActivationError",
+    "QuotaExceeded",
     "UploadError",
     "Verdict",
     "activate",
@@ -61,6 +62,8 @@ __all__ = [
     "recheck",
     "register_builtin_bots",
     "requeue_check",
+    "storage_quota",
+    "storage_used",
     "update_bot",
 ]
 
@@ -125,6 +128,69 @@ def store_upload(upload: IO[bytes], filename: str) -> StoredUpload:
     return StoredUpload(sha256, size, kind, safe_filename(filename))
 
 
+class QuotaExceeded(UploadError):
+    """An upload that would take its owner over their storage quota."""
+
+
+def storage_used(user: User | AnonymousUser) -> int:
+    """Bytes of every version of the user's bots (withdrawn bots' too: their files stay)."""
+    if not user.is_authenticated:
+        return 0
+    total = BotVersion.objects.filter(bot__owner_id=user.pk).aggregate(n=Sum("size"))["n"]
+    return int(total or 0)
+
+
+def storage_quota(user: User | AnonymousUser) -> int | None:
+    """The most bytes the user's uploads may hold (``ARENA_BOT_QUOTA_MB``), or None: no quota
+    (quota 0, or an operator while ``ARENA_BOT_QUOTA_EXEMPT_STAFF`` is on)."""
+    quota = settings.BOT_QUOTA_MB
+    if quota <= 0 or (settings.BOT_QUOTA_EXEMPT_STAFF and user.is_staff):
+        return None
+    return int(quota * 1024 * 1024)
+
+
+def _megabytes(n: int) -> str:
+    """
+    >>> _megabytes(2_202_009), _megabytes(0)
+    ('2.1 MB', '0.0 MB')
+    """
+    return f"{n / (1024 * 1024):.1f} MB"
+
+
+def check_quota(user: User | AnonymousUser, size: int) -> None:
+    """Raise :class:`QuotaExceeded` when ``size`` more bytes do not fit in the user's quota;
+    the message says what they use and what they may."""
+    quota = storage_quota(user)
+    if quota is None:
+        return
+    used = storage_used(user)
+    if used + size > quota:
+        raise QuotaExceeded(
+            f"storage quota: your bots' uploads use {_megabytes(used)} of your "
+            f"{_megabytes(quota)}, and this file ({_megabytes(size)}) does not fit; delete a "
+            "bot that never played, or ask an operator for more room"
+        )
+
+
+def _declared_size(upload: IO[bytes]) -> int:
+    """The upload's size as it says (checked again while it is stored)."""
+    size = getattr(upload, "size", None)
+    if size is not None:
+        return int(size)
+    upload.seek(0, os.SEEK_END)
+    end = upload.tell()
+    upload.seek(0)
+    return end
+
+
+def _reserve(user: User, size: int) -> None:
+    """In the transaction that creates a version: the quota check again, with the stored
+    size and the user's row locked, so that uploads at once cannot pass it together."""
+    if storage_quota(user) is not None:
+        User.objects.select_for_update().filter(pk=user.pk).first()
+        check_quota(user, size)
+
+
 def validate_name(name: str) -> str:
     """A bot name (:data:`~arena.bots.models.NAME_RULE`), not one of the built-in bots'."""
     if not NAME_RE.match(name or ""):
@@ -142,19 +208,26 @@ def create_bot(
     filename: str = "",
     description: str = "",
 ) -> BotVersion:
-    """Create a bot and its first version from an upload (PENDING; its check is queued)."""
+    """Create a bot and its first version from an upload (PENDING; its check is queued).
+
+    Raises :class:`UploadError` (:class:`QuotaExceeded` over the owner's storage quota) or
+    :class:`~arena.throttles.Throttled` (too many uploads); nothing is stored then."""
     if not owner.is_authenticated:
         raise PermissionDenied("log in to upload a bot")
-    validate_name(name)
-    if Bot.objects.filter(name=name).exists():
-        raise UploadError(f"a bot called {name!r} exists already")
-    stored = store_upload(upload, filename or getattr(upload, "name", "") or "bot")
-    try:
-        with transaction.atomic():
-            bot = Bot.objects.create(name=name, owner=owner, description=description.strip())
-            return _new_version(bot, stored)
-    except IntegrityError:
-        raise UploadError(f"a bot called {name!r} exists already") from None
+    with throttles.limited(owner, "upload"):
+        validate_name(name)
+        if Bot.objects.filter(name=name).exists():
+            raise UploadError(f"a bot called {name!r} exists already")
+        check_quota(owner, _declared_size(upload))
+        stored = store_upload(upload, filename or getattr(upload, "name", "") or "bot")
+        try:
+            with transaction.atomic():
+                bot = Bot.objects.create(name=name, owner=owner, description=description.strip())
+                _reserve(bot.owner, stored.size)
+                version = _new_version(bot, stored)
+        except IntegrityError:
+            raise UploadError(f"a bot called {name!r} exists already") from None
+    return version
 
 
 def add_version(
@@ -164,9 +237,14 @@ def add_version(
     _require_manager(user, bot)
     if bot.status != Bot.Status.ACTIVE:
         raise UploadError(f"{bot.name} was withdrawn")
-    stored = store_upload(upload, filename or getattr(upload, "name", "") or "bot")
-    with transaction.atomic():
-        return _new_version(bot, stored)
+    with throttles.limited(user, "upload"):
+        # The room is the owner's (an operator may upload for them).
+        check_quota(bot.owner, _declared_size(upload))
+        stored = store_upload(upload, filename or getattr(upload, "name", "") or "bot")
+        with transaction.atomic():
+            _reserve(bot.owner, stored.size)
+            version = _new_version(bot, stored)
+    return version
 
 
 def _new_version(bot: Bot, stored: StoredUpload) -> BotVersion:

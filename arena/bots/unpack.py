@@ -328,6 +328,17 @@ def unpack_archive(archive: Path, kind: str, dest: Path, limits: Limits) -> Path
     return bot_root(dest)
 
 
+def cache_key(sha256: str, kind: str, filename: str) -> str:
+    """The name of an upload's folder in the cache (a single file keeps its name too).
+
+    >>> cache_key("ab" * 32, ZIP, "bot.zip") == "ab" * 32
+    True
+    >>> cache_key("ab" * 32, FILE, "my bot.py")[64:]
+    '-my_bot.py'
+    """
+    return sha256 if kind != FILE else f"{sha256}-{safe_filename(filename)}"
+
+
 def ensure_unpacked(
     archive: Path,
     *,
@@ -347,8 +358,7 @@ def ensure_unpacked(
     """
     cache.mkdir(parents=True, exist_ok=True)
     os.chmod(cache, 0o755)
-    key = sha256 if kind != FILE else f"{sha256}-{safe_filename(filename)}"
-    final = cache / key
+    final = cache / cache_key(sha256, kind, filename)
     if not final.is_dir():
         _verify(archive, sha256)
         tmp = Path(tempfile.mkdtemp(prefix=".unpack-", dir=cache))

@@ -28,7 +28,7 @@ from django.db import transaction
 from django.db.models import F, QuerySet
 from django.utils import timezone
 
-from arena import sprt, worker
+from arena import sprt, throttles, worker
 from arena.bots import services as bots
 from arena.bots.models import Bot, BotVersion
 from arena.duels.models import Duel, DuelPair
@@ -244,7 +244,7 @@ def _start(
     rated: bool,
     **fields: object,
 ) -> Duel:
-    with transaction.atomic():
+    with throttles.limited(user, kind), transaction.atomic():
         duel = Duel.objects.create(
             kind=kind,
             variant=variant,

@@ -73,6 +73,7 @@ def check_version(version_id: int) -> str:
         worker.Heartbeat(
             lambda: bots.beat_check(version_id, attempt), settings.MATCH_HEARTBEAT_S
         ) as hb,
+        runner.bots_in_use(),
     ):
         outcome = _run(version, hb.cancel)
     if outcome is None:

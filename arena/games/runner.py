@@ -3,12 +3,24 @@
 Plain glue between the models and :mod:`arena.referee`; the state transitions stay in
 :mod:`arena.games.services` and :mod:`arena.bots.services`, the failure policy, time limits
 and heartbeats in :mod:`arena.worker`.
+
+The worker's caches of unpacked and built bots (``BOT_CACHE_DIR``, ``BOT_BUILD_DIR``) are
+evicted here (:func:`bots_in_use`, :mod:`arena.referee.cachedir`): a game or a check runs
+inside ``bots_in_use()``, which holds every bot it loads in use until it ends, and first
+removes the bots idle for ``BOT_CACHE_IDLE_HOURS`` (at the worker's first game, then at most
+every ``BOT_CACHE_EVICT_INTERVAL_S``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
+import threading
+import time
+from collections.abc import Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
@@ -16,7 +28,8 @@ from django.conf import settings
 from arena import worker
 from arena.bots import store
 from arena.bots.models import BotVersion
-from arena.bots.unpack import Limits, ensure_unpacked
+from arena.bots.unpack import Limits, cache_key, ensure_unpacked
+from arena.referee import cachedir
 from arena.referee.bots import BotSpec
 from arena.referee.build import Builder, BuildFailed, BuildLimits, Built
 from arena.referee.match import GameConfig, Referee, TimeControl, sandbox_settings
@@ -61,7 +74,93 @@ def builder() -> Builder:
 
 def build(spec: BotSpec) -> Built:
     """The bot ready to run (built once per content hash); raises ``BuildFailed``."""
+    if spec.needs_build:
+        _use(Path(settings.BOT_BUILD_DIR), spec.digest)
     return builder().build(spec)
+
+
+# ----------------------------------------------------------------------------- the caches
+
+#: The leases of the bots loaded inside the current ``bots_in_use()`` block.
+_LEASES: ContextVar[contextlib.ExitStack | None] = ContextVar("bot_leases", default=None)
+_last_eviction = -float("inf")
+
+
+@contextlib.contextmanager
+def bots_in_use() -> Iterator[None]:
+    """Run a game or a check: the bots it loads (:func:`load_spec`, :func:`unpack_spec`,
+    :func:`build`) stay in this worker's caches until the block ends. Evicts idle bots
+    first when it is time (:func:`evict_if_due`)."""
+    evict_if_due()
+    with contextlib.ExitStack() as stack:
+        token = _LEASES.set(stack)
+        try:
+            yield
+        finally:
+            _LEASES.reset(token)
+
+
+def _use(folder: Path, key: str) -> None:
+    """Hold a cache entry in use until the current ``bots_in_use()`` block ends (outside
+    one, only record its use)."""
+    stack = _LEASES.get()
+    if stack is None:
+        with cachedir.lease(folder, key):
+            return
+    stack.enter_context(cachedir.lease(folder, key))
+
+
+def evict_if_due() -> threading.Thread | None:
+    """Start evicting from this worker's caches (:func:`evict`, in a thread of its own: a
+    game need not wait for thousands of files to be deleted) if ``BOT_CACHE_EVICT_INTERVAL_S``
+    has passed since this process last did (always the first time). Returns the thread."""
+    global _last_eviction
+    now = time.monotonic()
+    if now - _last_eviction < settings.BOT_CACHE_EVICT_INTERVAL_S:
+        return None
+    _last_eviction = now
+    thread = threading.Thread(
+        target=evict, args=(Eviction.from_settings(),), name="bot-cache-eviction", daemon=True
+    )
+    thread.start()
+    return thread
+
+
+@dataclass(frozen=True)
+class Eviction:
+    """What an eviction looks at and removes (from the settings ``BOT_CACHE_*``)."""
+
+    folders: tuple[Path, ...]
+    idle_s: float
+    max_bytes: int
+
+    @classmethod
+    def from_settings(cls) -> Eviction:
+        return cls(
+            folders=(Path(settings.BOT_CACHE_DIR), Path(settings.BOT_BUILD_DIR)),
+            idle_s=settings.BOT_CACHE_IDLE_HOURS * 3600,
+            max_bytes=int(settings.BOT_CACHE_MAX_MB * 1024 * 1024),
+        )
+
+
+def evict(what: Eviction | None = None) -> cachedir.EvictReport | None:
+    """Remove the unpacked and built bots unused for ``BOT_CACHE_IDLE_HOURS``, then the least
+    recently used beyond ``BOT_CACHE_MAX_MB``; never one in use. Never fails a game: an error
+    is logged (and None returned)."""
+    what = what or Eviction.from_settings()
+    try:
+        report = cachedir.evict(what.folders, idle_s=what.idle_s, max_bytes=what.max_bytes)
+    except OSError as e:
+        log.warning("evicting unused bots failed: %s", e)
+        return None
+    if report.removed:
+        log.info(
+            "evicted %d unused bots (%.1f MB); %.1f MB left in the caches",
+            len(report.removed),
+            report.freed_bytes / 2**20,
+            report.left_bytes / 2**20,
+        )
+    return report
 
 
 def unpack_limits() -> Limits:
@@ -97,6 +196,7 @@ def unpack_spec(version: BotVersion) -> BotSpec:
     per game).
     """
     cache = Path(settings.BOT_CACHE_DIR)
+    _use(cache, cache_key(version.sha256, version.kind, version.filename))
     key = (str(cache), version.sha256, version.kind, version.filename, version.bot.trusted)
     spec = _SPECS.get(key)
     if spec is not None and spec.path.exists():

@@ -142,7 +142,7 @@ def play(match_id: int, worker_name: str = "") -> str:
     def give_back(reason: str) -> None:
         release(match_id, attempt, f"infrastructure failure: {reason}")
 
-    with worker.claimed(give_back, f"match {match_id}"):
+    with worker.claimed(give_back, f"match {match_id}"), runner.bots_in_use():
         try:
             config = runner.game_config(
                 variant=match.variant,

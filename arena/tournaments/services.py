@@ -25,7 +25,7 @@ from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
-from arena import worker
+from arena import throttles, worker
 from arena.bots.models import Bot, BotVersion
 from arena.games import downloads, privacy
 from arena.games.models import Match, MatchRecord, Variant
@@ -115,7 +115,7 @@ def create(
             + "; ".join(f"{v.label} plays only {', '.join(v.variant_titles)}" for v in refused)
         )
     rng = random.Random()
-    with transaction.atomic():
+    with throttles.limited(organiser, "tournament"), transaction.atomic():
         t = Tournament.objects.create(
             name=name.strip()[: limits.NAME_MAX_LENGTH],
             organiser=organiser,

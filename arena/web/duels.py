@@ -15,7 +15,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from arena import sprt
+from arena import sprt, throttles
 from arena.bots import services as bots
 from arena.bots.models import Bot
 from arena.duels import services as duels
@@ -142,6 +142,7 @@ def test_create(request: AuthenticatedHttpRequest, name: str) -> HttpResponse:
     if not bots.can_manage(request.user, bot):
         raise PermissionDenied("only the bot's owner may test its versions")
     form = forms.TestForm(request.POST or None, user=request.user)
+    status = 200
     if request.method != "POST":
         form.initial["candidate"] = bot.active_version
     if request.method == "POST" and form.is_valid():
@@ -171,10 +172,14 @@ def test_create(request: AuthenticatedHttpRequest, name: str) -> HttpResponse:
                 )
             except duels.DuelError as e:
                 form.add_error(None, str(e))
+            except throttles.Throttled as e:
+                form.add_error(None, str(e))
+                status = 429
             else:
                 messages.success(request, "The test has started.")
                 return redirect(duel)
-    return render(request, "web/duel_form.html", {"form": form, "bot": bot, "kind": "test"})
+    context = {"form": form, "bot": bot, "kind": "test"}
+    return render(request, "web/duel_form.html", context, status=status)
 
 
 @login_required
@@ -182,6 +187,7 @@ def challenge_create(request: AuthenticatedHttpRequest, name: str) -> HttpRespon
     """Challenge this bot with one of the user's own versions."""
     bot = get_object_or_404(Bot, name=name)
     form = forms.ChallengeForm(request.POST or None, user=request.user, bot=bot)
+    status = 200
     if request.method != "POST":
         form.initial["opponent"] = bot.active_version
         form.initial["candidate"] = forms.checked_versions().filter(bot__owner=request.user).first()
@@ -201,6 +207,9 @@ def challenge_create(request: AuthenticatedHttpRequest, name: str) -> HttpRespon
             form.add_error(None, str(e))
         except PermissionDenied as e:
             form.add_error(None, str(e))
+        except throttles.Throttled as e:
+            form.add_error(None, str(e))
+            status = 429
         else:
             messages.success(request, "The challenge has started.")
             return redirect(duel)
@@ -213,6 +222,7 @@ def challenge_create(request: AuthenticatedHttpRequest, name: str) -> HttpRespon
             "kind": "challenge",
             "left": duels.challenges_left(request.user),
         },
+        status=status,
     )
 
 

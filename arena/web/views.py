@@ -28,6 +28,7 @@ from django.views.decorators.http import require_POST
 from rest_framework.authtoken.models import Token
 
 import engine
+from arena import throttles
 from arena.bots import services as bots
 from arena.bots.models import Bot, BotVersion, describe_variants
 from arena.bots.unpack import UploadError
@@ -257,6 +258,7 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
 @login_required
 def upload(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = forms.BotUploadForm(request.POST or None, request.FILES or None)
+    status = 200
     if request.method == "POST" and form.is_valid():
         f = form.cleaned_data["file"]
         try:
@@ -269,10 +271,13 @@ def upload(request: AuthenticatedHttpRequest) -> HttpResponse:
             )
         except UploadError as e:
             form.add_error(None, str(e))
+        except throttles.Throttled as e:
+            form.add_error(None, str(e))
+            status = 429
         else:
             messages.success(request, f"{version.label} was uploaded; its check is queued.")
             return redirect(version.bot)
-    return render(request, "web/upload.html", {"form": form})
+    return render(request, "web/upload.html", {"form": form}, status=status)
 
 
 @login_required
@@ -281,16 +286,20 @@ def upload_version(request: AuthenticatedHttpRequest, name: str) -> HttpResponse
     if not bots.can_manage(request.user, bot):
         raise PermissionDenied
     form = forms.VersionUploadForm(request.POST or None, request.FILES or None)
+    status = 200
     if request.method == "POST" and form.is_valid():
         f = form.cleaned_data["file"]
         try:
             version = bots.add_version(request.user, bot, f, filename=f.name)
         except UploadError as e:
             form.add_error(None, str(e))
+        except throttles.Throttled as e:
+            form.add_error(None, str(e))
+            status = 429
         else:
             messages.success(request, f"{version.label} was uploaded; its check is queued.")
             return redirect(bot)
-    return render(request, "web/upload_version.html", {"form": form, "bot": bot})
+    return render(request, "web/upload_version.html", {"form": form, "bot": bot}, status=status)
 
 
 @login_required
@@ -518,6 +527,7 @@ def tournament_create(request: AuthenticatedHttpRequest) -> HttpResponse:
     if not tournaments.can_organise(request.user):
         raise PermissionDenied("you may not organise tournaments")
     form = forms.TournamentForm(request.POST or None)
+    status = 200
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
@@ -532,9 +542,12 @@ def tournament_create(request: AuthenticatedHttpRequest) -> HttpResponse:
             )
         except tournaments.TournamentError as e:
             form.add_error(None, str(e))
+        except throttles.Throttled as e:
+            form.add_error(None, str(e))
+            status = 429
         else:
             return redirect(t)
-    return render(request, "web/tournament_form.html", {"form": form})
+    return render(request, "web/tournament_form.html", {"form": form}, status=status)
 
 
 @login_required

@@ -71,6 +71,19 @@ def _isolated_files(settings: Any, tmp_path_factory: pytest.TempPathFactory) -> 
     settings.BOT_BUILD_DIR = base / "builds"
 
 
+@pytest.fixture(autouse=True)
+def _no_throttles(settings: Any) -> None:
+    """No throttles (tests of the limits set them), and a cache of each test's own: counts and
+    cached pages never pass from one test, or one test run, to another (Redis is shared)."""
+    settings.THROTTLE_RATES = dict.fromkeys(django_settings.THROTTLE_RATES, "")
+    settings.CACHES = {
+        "default": {
+            **django_settings.CACHES["default"],
+            "KEY_PREFIX": f"arena-test-{uuid.uuid4().hex[:12]}",
+        }
+    }
+
+
 @pytest.fixture
 def user(django_user_model: Any) -> Any:
     return django_user_model.objects.create_user("alice", password="a-long-password-1")

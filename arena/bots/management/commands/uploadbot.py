@@ -12,6 +12,7 @@ from django.core.exceptions import PermissionDenied
 from django.core.files import File
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from arena import throttles
 from arena.bots import services
 from arena.bots.models import Bot
 from arena.bots.unpack import UploadError
@@ -52,7 +53,7 @@ class Command(BaseCommand):
                 )
             else:
                 version = services.add_version(owner, bot, upload, filename=filename)
-        except (UploadError, PermissionDenied) as e:
+        except (UploadError, PermissionDenied, throttles.Throttled) as e:
             raise CommandError(str(e)) from None
         finally:
             upload.close()

@@ -1,0 +1,147 @@
+"""Per-user rate limits on the actions that cost the arena work: uploads, tests, challenges,
+tournaments. One check, in the services, so the site's forms and the API share the limits.
+
+A rate is ``"N/period"`` (``20/hour``; the period is ``s``, ``m``, ``h`` or ``d`` by its first
+letter, as in Django REST framework), read from ``THROTTLE_RATES`` (``ARENA_THROTTLE_*``); an
+empty rate means no limit. A service calls :func:`limited` around its work: the check comes
+first and raises :class:`Throttled` (nothing is done); only work that succeeded is counted, so
+a refused or mistaken request costs nothing. The API answers :class:`Throttled` with 429 and
+``Retry-After`` (:func:`arena.api.views.exception_handler`), a form shows its message.
+
+The counts live in Django's cache: per process with the default (local memory), shared by
+every process with ``REDIS_URL`` (the Redis cache). Operators (staff) are not limited.
+
+Leaf module: Django only, no app.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.contrib.auth.models import AnonymousUser, User
+from django.core.cache import cache
+
+__all__ = ["ACTIONS", "Rate", "Throttled", "check", "limited", "parse_rate", "record"]
+
+#: The limited actions: scope -> what one of them is called in a message.
+ACTIONS = {
+    "upload": "uploads",
+    "test": "tests",
+    "challenge": "challenges",
+    "tournament": "tournaments",
+}
+
+_PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+_PERIOD_NAMES = {1: "second", 60: "minute", 3600: "hour", 86400: "day"}
+
+
+@dataclass(frozen=True)
+class Rate:
+    """At most ``count`` actions in any ``seconds`` seconds."""
+
+    count: int
+    seconds: int
+
+    def __str__(self) -> str:
+        return f"{self.count} per {_PERIOD_NAMES.get(self.seconds, f'{self.seconds} s')}"
+
+
+def parse_rate(text: str | None) -> Rate | None:
+    """A rate from ``"N/period"``; None for no limit (empty or ``off``). Raises ValueError.
+
+    >>> parse_rate("20/hour"), parse_rate("5/m"), parse_rate(""), parse_rate("off")
+    (Rate(count=20, seconds=3600), Rate(count=5, seconds=60), None, None)
+    >>> parse_rate("lots")
+    Traceback (most recent call last):
+    ...
+    ValueError: 'lots': a rate is N/period, such as 20/hour (period: second, minute, hour, day)
+    """
+    if text is None or text.strip().lower() in ("", "off", "none"):
+        return None
+    count, _, period = text.strip().partition("/")
+    seconds = _PERIODS.get(period.strip()[:1].lower())
+    if not count.strip().isdigit() or seconds is None:
+        raise ValueError(
+            f"{text!r}: a rate is N/period, such as 20/hour (period: second, minute, hour, day)"
+        )
+    return Rate(int(count), seconds)
+
+
+class Throttled(Exception):
+    """Too many actions of one kind: ``wait`` seconds until the next one is allowed."""
+
+    def __init__(self, scope: str, rate: Rate, wait: float) -> None:
+        self.scope = scope
+        self.rate = rate
+        self.wait = max(1, math.ceil(wait))
+        super().__init__(
+            f"too many {ACTIONS.get(scope, scope)}: at most {rate}; "
+            f"try again in {_duration(self.wait)}"
+        )
+
+
+def _duration(seconds: int) -> str:
+    """
+    >>> _duration(1), _duration(90), _duration(7200)
+    ('1 second', '2 minutes', '2 hours')
+    """
+    for unit, name in ((3600, "hour"), (60, "minute")):
+        if seconds >= unit * 1.5 or seconds == unit:
+            n = math.ceil(seconds / unit)
+            return f"{n} {name}{'s' if n != 1 else ''}"
+    return f"{seconds} second{'s' if seconds != 1 else ''}"
+
+
+def _rate(scope: str) -> Rate | None:
+    return parse_rate(settings.THROTTLE_RATES.get(scope))
+
+
+def _exempt(user: User | AnonymousUser) -> bool:
+    return bool(user.is_staff)
+
+
+def _key(scope: str, user: User | AnonymousUser) -> str:
+    return f"throttle:{scope}:{user.pk}"
+
+
+def _history(key: str, rate: Rate, now: float) -> list[float]:
+    """The times of the actions still inside the window, newest first."""
+    return [t for t in cache.get(key, []) if t > now - rate.seconds]
+
+
+def check(user: User | AnonymousUser, scope: str) -> None:
+    """Raise :class:`Throttled` when ``user`` has used up the rate of ``scope``."""
+    rate = _rate(scope)
+    if rate is None or _exempt(user):
+        return
+    now = time.time()
+    history = _history(_key(scope, user), rate, now)
+    if len(history) >= rate.count:
+        # Allowed again when the oldest action that counts leaves the window (a rate of 0:
+        # after a whole period, to ask again).
+        oldest = history[rate.count - 1] if rate.count else now
+        raise Throttled(scope, rate, oldest + rate.seconds - now)
+
+
+def record(user: User | AnonymousUser, scope: str) -> None:
+    """Count one action of ``scope`` by ``user``."""
+    rate = _rate(scope)
+    if rate is None or _exempt(user):
+        return
+    now = time.time()
+    key = _key(scope, user)
+    history = [now, *_history(key, rate, now)][: rate.count]
+    cache.set(key, history, rate.seconds)
+
+
+@contextlib.contextmanager
+def limited(user: User | AnonymousUser, scope: str) -> Iterator[None]:
+    """Check the rate before the work and count the work once it succeeded."""
+    check(user, scope)
+    yield
+    record(user, scope)
