@@ -42,13 +42,13 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy import sparse  # type: ignore[import-untyped]
-from scipy.linalg import cho_solve_banded, cholesky_banded  # type: ignore[import-untyped]
-from scipy.sparse.csgraph import (  # type: ignore[import-untyped]
+from scipy import sparse  # type: ignore[import-untyped]  # SciPy ships no stubs
+from scipy.linalg import cho_solve_banded, cholesky_banded  # type: ignore[import-untyped]  # SciPy ships no stubs
+from scipy.sparse.csgraph import (  # type: ignore[import-untyped]  # SciPy ships no stubs
     connected_components,
     reverse_cuthill_mckee,
 )
-from scipy.sparse.linalg import splu  # type: ignore[import-untyped]
+from scipy.sparse.linalg import splu  # type: ignore[import-untyped]  # SciPy ships no stubs
 
 _K = math.log(10) / 400  # Elo points -> natural logistic scale
 #: Elo points -> the natural logistic scale :func:`fit_arrays` works on.
