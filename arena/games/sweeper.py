@@ -103,6 +103,23 @@ def _sweep_checks(now: datetime, report: SweepReport) -> None:
                 report.checks_resent.append(pk)
 
 
+def recover_worker(hostname: str, since: datetime) -> list[int]:
+    """At a worker's start: the matches still RUNNING under its name with a heartbeat from
+    before ``since`` (its start) were claimed by its previous life, which died; queue them
+    again at once, without waiting for their heartbeat to go stale. Returns their ids."""
+    requeued = []
+    for pk, attempt, tc in Match.objects.filter(
+        status=S.RUNNING, worker=hostname[:200], heartbeat_at__lt=since
+    ).values_list("pk", "attempts", "time_control"):
+        with transaction.atomic():
+            if services.release(pk, attempt, "its worker was restarted"):
+                services.dispatch(pk, tc)
+                requeued.append(pk)
+    if requeued:
+        log.info("%s restarted: queued its matches %s again", hostname, requeued)
+    return requeued
+
+
 def resend_queued() -> int:
     """Send the task of every queued match and pending check again (at start-up, when the
     broker may have lost messages: a duplicate is a no-op). Returns how many were sent."""

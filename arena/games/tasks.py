@@ -11,7 +11,7 @@ from celery import Task, shared_task
 from django.conf import settings
 
 from arena import worker
-from arena.games import checks, ladder, ratings, services, sweeper
+from arena.games import checks, ladder, ratings, services, startup, sweeper
 from arena.games.periodic import PeriodicTask
 
 
@@ -35,8 +35,11 @@ def schedule_ladder() -> int:
 
 @shared_task(base=PeriodicTask, acks_late=True)
 def sweep() -> dict[str, list[int]]:
-    """Recover matches and checks of dead workers (periodic)."""
-    return vars(sweeper.sweep())
+    """Recover matches and checks of dead workers, and reap what they left on this host
+    (periodic)."""
+    report = sweeper.sweep()
+    startup.reap()
+    return vars(report)
 
 
 @shared_task(base=PeriodicTask, acks_late=True)

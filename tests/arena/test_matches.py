@@ -281,6 +281,28 @@ def test_the_sweeper_resends_a_queued_match_nobody_claimed(
 
 
 @pytest.mark.django_db
+def test_a_restarted_worker_takes_back_only_the_matches_of_its_previous_life(
+    pair: tuple[Any, Any], django_capture_on_commit_callbacks: Any
+) -> None:
+    started = timezone.now()
+    mine, other, new = (queued_match(*pair) for _ in range(3))
+    services.claim(mine.pk, "w1@host")
+    services.claim(other.pk, "w2@host")
+    Match.objects.filter(pk__in=[mine.pk, other.pk]).update(
+        heartbeat_at=started - timedelta(seconds=1)  # fresh: the sweeper would wait
+    )
+    services.claim(new.pk, "w1@host")  # claimed by its new life, after it started
+    Match.objects.filter(pk=new.pk).update(heartbeat_at=started + timedelta(seconds=1))
+    with django_capture_on_commit_callbacks() as sent:
+        assert sweeper.recover_worker("w1@host", started) == [mine.pk]
+    assert len(sent) == 1
+    assert Match.objects.get(pk=mine.pk).status == S.QUEUED
+    assert Match.objects.get(pk=other.pk).status == S.RUNNING
+    assert Match.objects.get(pk=new.pk).status == S.RUNNING
+    assert sweeper.sweep().requeued == []
+
+
+@pytest.mark.django_db
 def test_a_late_result_after_the_sweeper_requeued_is_discarded(pair: tuple[Any, Any]) -> None:
     m = queued_match(*pair)
     attempt = services.claim(m.pk)
