@@ -258,6 +258,9 @@ MATCH_MAX_ATTEMPTS = env_int("ARENA_MATCH_MAX_ATTEMPTS", 3)
 MATCH_RESEND_AFTER_S = env_int(
     "ARENA_MATCH_RESEND_AFTER", 120 if CELERY_BROKER_URL.startswith("sqla+") else 900
 )
+#: ... or after only this many seconds when the broker holds fewer messages than there are
+#: queued matches and checks: it lost some (a Redis restarted without its data).
+BROKER_RESEND_AFTER_S = env_int("ARENA_BROKER_RESEND_AFTER", 30)
 #: Seconds between runs of the periodic tasks.
 LADDER_INTERVAL_S = env_int("ARENA_LADDER_INTERVAL", 10)
 SWEEP_INTERVAL_S = env_int("ARENA_SWEEP_INTERVAL", 5)

@@ -281,6 +281,38 @@ def test_the_sweeper_resends_a_queued_match_nobody_claimed(
 
 
 @pytest.mark.django_db
+def test_queued_work_whose_message_the_broker_lost_is_sent_again_soon(
+    pair: tuple[Any, Any], settings: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    """The broker holds fewer messages than there are queued matches (a Redis that restarted
+    without its data): those waiting longer than BROKER_RESEND_AFTER are sent again, long
+    before MATCH_RESEND_AFTER; once the broker holds them, nothing more is sent."""
+    from arena import celery_app, worker
+
+    settings.BROKER_RESEND_AFTER_S = 30
+    settings.MATCH_RESEND_AFTER_S = 900
+    with celery_app.connection_for_write() as conn:
+        conn.default_channel.queue_purge(celery_app.conf.task_default_queue)
+    assert worker.waiting_messages() == 0
+    lost = queued_match(*pair, queued_at=timezone.now() - timedelta(seconds=45))
+    recent = queued_match(*pair, queued_at=timezone.now() - timedelta(seconds=5))
+    with django_capture_on_commit_callbacks(execute=True) as sent:
+        assert sweeper.sweep().resent == [lost.pk]
+    assert len(sent) == 1
+    assert worker.waiting_messages() == 1
+    # Both messages in the broker now (the recent one's was never lost): none is resent.
+    with django_capture_on_commit_callbacks(execute=True):
+        services.dispatch(recent.pk, recent.time_control)
+    assert worker.waiting_messages() == 2
+    Match.objects.filter(pk__in=[lost.pk, recent.pk]).update(
+        queued_at=timezone.now() - timedelta(seconds=45)
+    )
+    assert sweeper.sweep().resent == []
+    with celery_app.connection_for_write() as conn:
+        conn.default_channel.queue_purge(celery_app.conf.task_default_queue)
+
+
+@pytest.mark.django_db
 def test_a_restarted_worker_takes_back_only_the_matches_of_its_previous_life(
     pair: tuple[Any, Any], django_capture_on_commit_callbacks: Any
 ) -> None:
