@@ -1,8 +1,9 @@
 """The one sweeper: recovers the work of dead workers and of lost broker messages.
 
-It runs as the periodic ``sweep`` task (and :func:`resend_queued` when ``runarena`` starts on
-the embedded broker, which can lose the messages a killed worker had taken). For matches and
-bot checks alike:
+It runs as the periodic ``sweep`` task and when a worker starts (with
+:func:`recover_worker`, which takes back at once the matches of that worker's previous life),
+and :func:`resend_queued` runs when ``runarena`` starts on the embedded broker, which can lose
+the messages a killed worker had taken. For matches and bot checks alike:
 
 * a RUNNING match (a CHECKING version) whose heartbeat is older than ``MATCH_STALE_AFTER_S``
   goes back to the queue; after ``MATCH_MAX_ATTEMPTS`` claims a match is aborted (not
