@@ -172,6 +172,10 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 #: The queue every arena task goes to (a test run uses its own).
 CELERY_TASK_DEFAULT_QUEUE = env_str("ARENA_CELERY_QUEUE", "arena")
+#: The queue of the periodic tasks (sweeper, ratings, ladder). The scheduler's own worker
+#: (``celery worker --beat``) consumes only it, so they never wait behind matches; the match
+#: workers list it first too.
+PERIODIC_QUEUE = f"{CELERY_TASK_DEFAULT_QUEUE}.periodic"
 #: A task not acknowledged within this many seconds is delivered again (Redis); every task's
 #: hard time limit stays below it (tests/arena/test_limits.py checks this).
 CELERY_VISIBILITY_TIMEOUT = env_int("ARENA_VISIBILITY_TIMEOUT", 4 * 3600)
@@ -285,8 +289,8 @@ FAILURE_THINK_GAMES = env_int("ARENA_FAILURE_THINK_GAMES", 10)
 MATCH_MAX_ACTIONS = env_int("ARENA_MATCH_MAX_ACTIONS", 600)
 #: A running match writes a heartbeat this often; one silent for MATCH_STALE_AFTER seconds
 #: belongs to a dead worker and is re-queued, at most MATCH_MAX_ATTEMPTS times in all.
-MATCH_HEARTBEAT_S = env_int("ARENA_MATCH_HEARTBEAT", 10)
-MATCH_STALE_AFTER_S = env_int("ARENA_MATCH_STALE_AFTER", 60)
+MATCH_HEARTBEAT_S = env_int("ARENA_MATCH_HEARTBEAT", 2)
+MATCH_STALE_AFTER_S = env_int("ARENA_MATCH_STALE_AFTER", 12)
 MATCH_MAX_ATTEMPTS = env_int("ARENA_MATCH_MAX_ATTEMPTS", 3)
 #: A queued match nobody claimed for this long has its message sent again (a lost message;
 #: duplicates are harmless). Redis keeps messages safe (visibility timeout); the embedded
@@ -294,10 +298,17 @@ MATCH_MAX_ATTEMPTS = env_int("ARENA_MATCH_MAX_ATTEMPTS", 3)
 MATCH_RESEND_AFTER_S = env_int(
     "ARENA_MATCH_RESEND_AFTER", 120 if CELERY_BROKER_URL.startswith("sqla+") else 900
 )
+#: ... or after only this many seconds when the broker holds fewer messages than there are
+#: queued matches and checks: it lost some (a Redis restarted without its data).
+BROKER_RESEND_AFTER_S = env_int("ARENA_BROKER_RESEND_AFTER", 30)
 #: Seconds between runs of the periodic tasks.
 LADDER_INTERVAL_S = env_int("ARENA_LADDER_INTERVAL", 10)
-SWEEP_INTERVAL_S = env_int("ARENA_SWEEP_INTERVAL", 30)
+SWEEP_INTERVAL_S = env_int("ARENA_SWEEP_INTERVAL", 5)
 RATING_INTERVAL_S = env_int("ARENA_RATING_INTERVAL", 15)
+#: A periodic task is sent again only once the previous message of it was taken by a worker,
+#: or after this many seconds (its message was lost with the broker's queues): they never pile
+#: up behind a stopped scheduler worker, and are never discarded unrun.
+PERIODIC_LOST_AFTER_S = env_int("ARENA_PERIODIC_LOST_AFTER", 20)
 
 
 # --------------------------------------------------------------------------- notifications
@@ -332,28 +343,30 @@ NOTIFY_TASK_SECONDS = 60
 
 
 class BeatEntry(TypedDict):
-    """One periodic task: its name, every how many seconds, and how it is sent."""
+    """One periodic task: its name, every how many seconds, and how it is sent (to the
+    periodic queue; no ``expires``: arena.games.periodic sends one only when the last was
+    taken)."""
 
     task: str
     schedule: float
-    options: dict[str, int]
+    options: dict[str, str]
 
 
 CELERY_BEAT_SCHEDULE: dict[str, BeatEntry] = {
     "ladder": {
         "task": "arena.games.tasks.schedule_ladder",
         "schedule": float(LADDER_INTERVAL_S),
-        "options": {"expires": LADDER_INTERVAL_S},
+        "options": {"queue": PERIODIC_QUEUE},
     },
     "sweep": {
         "task": "arena.games.tasks.sweep",
         "schedule": float(SWEEP_INTERVAL_S),
-        "options": {"expires": SWEEP_INTERVAL_S},
+        "options": {"queue": PERIODIC_QUEUE},
     },
     "ratings": {
         "task": "arena.games.tasks.refresh_ratings",
         "schedule": float(RATING_INTERVAL_S),
-        "options": {"expires": RATING_INTERVAL_S},
+        "options": {"queue": PERIODIC_QUEUE},
     },
 }
 

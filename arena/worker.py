@@ -27,12 +27,14 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from types import TracebackType
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from celery import Task, current_app
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import DatabaseError, OperationalError, connections, transaction
+from kombu.exceptions import ChannelError
+from kombu.exceptions import OperationalError as KombuOperationalError
 
 from arena.privacy import strip_paths
 from arena.referee.errors import InfrastructureError
@@ -50,6 +52,7 @@ __all__ = [
     "run",
     "send_after_commit",
     "time_limits",
+    "waiting_messages",
 ]
 
 log = logging.getLogger(__name__)
@@ -129,6 +132,22 @@ def send_after_commit(name: str, args: tuple[int, ...], *, soft: int, hard: int)
         current_app.send_task(name, args=args, soft_time_limit=soft, time_limit=hard)
 
     transaction.on_commit(send, robust=True)
+
+
+def waiting_messages() -> int | None:
+    """How many messages wait in the broker's task queue (not those workers hold), or None
+    when the broker cannot be asked. A queue the broker does not know holds none (a Redis
+    that restarted without its data)."""
+    queue = current_app.conf.task_default_queue
+    try:
+        with current_app.connection_for_read() as conn:
+            channel: Any = conn.default_channel  # a kombu virtual channel (Redis, SQLAlchemy)
+            return int(channel.queue_declare(queue=queue, passive=True)[1])
+    except ChannelError:
+        return 0
+    except (OSError, KombuOperationalError) as e:
+        log.warning("cannot count the broker's messages: %s", e)
+        return None
 
 
 # ----------------------------------------------------------------------------- the policy

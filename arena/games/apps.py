@@ -9,8 +9,12 @@ class GamesConfig(AppConfig):
     verbose_name = "Games and ratings"
 
     def ready(self) -> None:
+        from celery.signals import worker_init, worker_ready
+
         from arena.bots.signals import bot_withdrawn, versions_retired
-        from arena.games import receivers
+        from arena.games import receivers, startup
 
         bot_withdrawn.connect(receivers.cancel_ladder_matches, dispatch_uid="games-withdrawn")
         versions_retired.connect(receivers.cancel_ladder_matches, dispatch_uid="games-retired")
+        worker_init.connect(startup.note_start, dispatch_uid="games-worker-init")
+        worker_ready.connect(startup.recover, dispatch_uid="games-worker-ready")

@@ -33,7 +33,7 @@ from arena.referee import cachedir
 from arena.referee.bots import BotSpec
 from arena.referee.build import Builder, BuildFailed, BuildLimits, Built
 from arena.referee.match import GameConfig, Referee, TimeControl, sandbox_settings
-from arena.referee.sandbox import Sandbox
+from arena.referee.sandbox import Sandbox, SandboxSettings, reap
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +56,13 @@ def referee() -> Referee:
         end_grace_s=worker.END_GRACE_S,
         move_overhead_ms=worker.MOVE_OVERHEAD_MS,
     )
+
+
+def reap_leftovers() -> None:
+    """Remove the bots and sandbox state that dead workers left on this host (see
+    :func:`arena.referee.sandbox.reap`): a worker does it when it starts, the sweeper on each
+    run. The slots of live workers are left alone."""
+    reap(SandboxSettings(state_dir=str(settings.SANDBOX_STATE_DIR)))
 
 
 def build_limits() -> BuildLimits:

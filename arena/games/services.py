@@ -308,6 +308,33 @@ def abort(match_id: int, attempt: int, reason: str) -> bool:
     return bool(done)
 
 
+def replay(match_ids: Iterable[int]) -> int:
+    """ABORTED -> PENDING for these matches (those still aborted), with fresh attempts, so that
+    they are played again (an incomplete tournament's missing games); the aborted game's
+    record, if any, is dropped. Returns how many."""
+    ids = list(
+        Match.objects.filter(pk__in=list(match_ids), status=S.ABORTED).values_list("pk", flat=True)
+    )
+    with transaction.atomic():
+        n = Match.objects.filter(pk__in=ids, status=S.ABORTED).update(
+            status=S.PENDING,
+            attempts=0,
+            worker="",
+            result="",
+            termination="",
+            reason="",
+            detail="",
+            fault="",
+            plies=0,
+            queued_at=None,
+            started_at=None,
+            heartbeat_at=None,
+            finished_at=None,
+        )
+        MatchRecord.objects.filter(match_id__in=ids, match__status=S.PENDING).delete()
+    return n
+
+
 def _tournament_of(match_id: int) -> int | None:
     return Match.objects.values_list("tournament_id", flat=True).get(pk=match_id)
 

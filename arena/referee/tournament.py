@@ -360,6 +360,10 @@ class Tournament:
             out.append(Job(p.number, config, name))
         return out
 
+    def missing(self) -> int:
+        """How many games of the schedule have not been played (not yet, or aborted)."""
+        return sum(1 for p in self.schedule if p.number not in self.games)
+
     def add(self, game: FinishedGame) -> None:
         """Count a finished game and save the state."""
         self.games[game.number] = game

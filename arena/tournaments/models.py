@@ -23,6 +23,9 @@ class Tournament(models.Model):
         RUNNING = "running", "running"
         PAUSED = "paused", "paused"
         FINISHED = "finished", "finished"
+        #: Every game ended, but some were aborted (the machine failed them too often): its
+        #: organiser may have them played again (``services.replay_missing``).
+        INCOMPLETE = "incomplete", "incomplete"
         CANCELLED = "cancelled", "cancelled"
 
     name = models.CharField(max_length=limits.NAME_MAX_LENGTH)
@@ -42,7 +45,9 @@ class Tournament(models.Model):
         permissions = [("organise_tournament", "Can organise tournaments")]
         constraints = [
             models.CheckConstraint(
-                condition=Q(status__in=["running", "paused", "finished", "cancelled"]),
+                condition=Q(
+                    status__in=["running", "paused", "finished", "incomplete", "cancelled"]
+                ),
                 name="tournament_status_valid",
             ),
             models.CheckConstraint(

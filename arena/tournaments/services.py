@@ -29,7 +29,7 @@ from arena import throttles, worker
 from arena.bots.models import Bot, BotVersion
 from arena.games import downloads, privacy
 from arena.games.models import Match, MatchRecord, Variant
-from arena.games.services import opening_for, queue_pending
+from arena.games.services import opening_for, queue_pending, replay
 from arena.notifications.models import Event
 from arena.notifications.services import notify
 from arena.referee.schedule import TournamentError, leg_seeds, round_robin
@@ -175,9 +175,12 @@ def release(tournament_id: int) -> int:
             )
             queued = queue_pending(ids)
         done = not matches.filter(status__in=_OPEN_MATCHES).exists()
+        # Some games aborted (the machine failed them too often): it says so, not "finished".
+        end = TS.INCOMPLETE if done and matches.filter(status=M.ABORTED).exists() else TS.FINISHED
         if done and Tournament.objects.filter(pk=tournament_id, status=TS.RUNNING).update(
-            status=TS.FINISHED, finished_at=timezone.now()
+            status=end, finished_at=timezone.now()
         ):
+            t.status = end
             announce_finished(t)
         return queued
 
@@ -190,6 +193,12 @@ def announce_finished(tournament: Tournament) -> None:
     winner = f"{top.entry.version.label} won with {_num(top.points)} points" if top else ""
     text = f"{tournament.name} ({tournament.get_variant_display()}) finished"
     text += f": {winner} in {top.games} games." if top else "."
+    if tournament.status == TS.INCOMPLETE:
+        missing = Match.objects.filter(tournament=tournament, status=M.ABORTED).count()
+        text += (
+            f" It is incomplete: {missing} game{'s' if missing != 1 else ''} could not be"
+            " played (the arena failed them); its organiser may have them played again."
+        )
     users = [tournament.organiser_id] + [s.entry.version.bot.owner_id for s in table]
     for user_id in dict.fromkeys(users):
         notify(
@@ -235,6 +244,25 @@ def resume(user: User | AnonymousUser, tournament: Tournament) -> bool:
             status=TS.RUNNING
         ):
             return False
+        release(tournament.pk)
+    return True
+
+
+def replay_missing(user: User | AnonymousUser, tournament: Tournament) -> bool:
+    """INCOMPLETE -> RUNNING: its aborted games are played again (fresh attempts), and the
+    tournament finishes when they do."""
+    if not can_control(user, tournament):
+        raise PermissionDenied("only the organiser may play the missing games again")
+    with transaction.atomic():
+        if not Tournament.objects.filter(pk=tournament.pk, status=TS.INCOMPLETE).update(
+            status=TS.RUNNING, finished_at=None
+        ):
+            return False
+        replay(
+            Match.objects.filter(tournament=tournament, status=M.ABORTED).values_list(
+                "pk", flat=True
+            )
+        )
         release(tournament.pk)
     return True
 

@@ -554,7 +554,12 @@ def tournament_create(request: AuthenticatedHttpRequest) -> HttpResponse:
 @require_POST
 def tournament_action(request: AuthenticatedHttpRequest, pk: int, action: str) -> HttpResponse:
     t = get_object_or_404(Tournament, pk=pk)
-    act = {"pause": tournaments.pause, "resume": tournaments.resume, "cancel": tournaments.cancel}
+    act = {
+        "pause": tournaments.pause,
+        "resume": tournaments.resume,
+        "cancel": tournaments.cancel,
+        "replay": tournaments.replay_missing,
+    }
     if action not in act:
         raise Http404
     if act[action](request.user, t):

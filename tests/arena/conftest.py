@@ -56,7 +56,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             import redis
 
             client = redis.Redis.from_url(django_settings.REDIS_URL)
-            client.delete(QUEUE, f"_kombu.binding.{QUEUE}", f"_kombu.binding_permanent.{QUEUE}")
+            for queue in (QUEUE, f"{QUEUE}.periodic"):
+                client.delete(queue, f"_kombu.binding.{queue}", f"_kombu.binding_permanent.{queue}")
         except Exception:  # Redis went away: nothing to tidy
             pass
     shutil.rmtree(RUN_DIR, ignore_errors=True)

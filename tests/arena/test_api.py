@@ -83,6 +83,7 @@ def test_the_schema_is_valid_openapi_and_lists_every_endpoint() -> None:
         "/api/tournaments/{id}/pause/",
         "/api/tournaments/{id}/resume/",
         "/api/tournaments/{id}/cancel/",
+        "/api/tournaments/{id}/replay/",
         "/api/tournaments/{id}/archive/",
         "/api/ratings/",
         "/api/duels/",

@@ -46,7 +46,8 @@ def test_the_commands(compose: dict[str, Any]) -> None:
     services = compose["services"]
     assert command(services["web"]).startswith("gunicorn arena.wsgi")
     assert command(services["worker"]).startswith("celery -A arena worker")
-    assert command(services["beat"]).startswith("celery -A arena beat")
+    # The scheduler runs the periodic tasks in a worker of its own, on their own queue.
+    assert command(services["beat"]).startswith("celery -A arena worker --beat")
     assert "migrate" in command(services["migrate"])
     assert "register_builtin_bots" in command(services["migrate"])
 
@@ -77,7 +78,28 @@ def test_the_worker_can_run_the_sandbox_and_scale(compose: dict[str, Any]) -> No
 def test_beat_runs_exactly_once(compose: dict[str, Any]) -> None:
     beat = compose["services"]["beat"]
     assert beat["deploy"]["replicas"] == 1 and "container_name" not in beat
-    assert "-B" not in command(compose["services"]["worker"]).split()
+    worker = command(compose["services"]["worker"]).split()
+    assert "-B" not in worker and "--beat" not in worker
+
+
+def test_periodic_work_has_its_own_queue_consumed_first(compose: dict[str, Any]) -> None:
+    from django.conf import settings
+
+    queue = "arena.periodic"  # PERIODIC_QUEUE with the default ARENA_CELERY_QUEUE
+    beat = command(compose["services"]["beat"]).split()
+    assert beat[beat.index("--queues") + 1] == queue  # the scheduler's worker: only these
+    worker = command(compose["services"]["worker"]).split()
+    assert worker[worker.index("--queues") + 1].split(",") == [queue, "arena"]
+    assert settings.PERIODIC_QUEUE.endswith(".periodic")
+    for entry in settings.CELERY_BEAT_SCHEDULE.values():
+        assert entry["options"]["queue"] == settings.PERIODIC_QUEUE
+
+
+def test_redis_keeps_an_append_only_file(compose: dict[str, Any]) -> None:
+    redis = compose["services"]["redis"]
+    assert "--appendonly" in redis["command"]
+    assert redis["command"][redis["command"].index("--appendonly") + 1] == "yes"
+    assert any(v.endswith(":/data") for v in redis["volumes"])
 
 
 def test_the_image_installs_bubblewrap_and_the_project() -> None:

@@ -281,6 +281,60 @@ def test_the_sweeper_resends_a_queued_match_nobody_claimed(
 
 
 @pytest.mark.django_db
+def test_queued_work_whose_message_the_broker_lost_is_sent_again_soon(
+    pair: tuple[Any, Any], settings: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    """The broker holds fewer messages than there are queued matches (a Redis that restarted
+    without its data): those waiting longer than BROKER_RESEND_AFTER are sent again, long
+    before MATCH_RESEND_AFTER; once the broker holds them, nothing more is sent."""
+    from arena import celery_app, worker
+
+    settings.BROKER_RESEND_AFTER_S = 30
+    settings.MATCH_RESEND_AFTER_S = 900
+    with celery_app.connection_for_write() as conn:
+        conn.default_channel.queue_purge(celery_app.conf.task_default_queue)
+    assert worker.waiting_messages() == 0
+    lost = queued_match(*pair, queued_at=timezone.now() - timedelta(seconds=45))
+    recent = queued_match(*pair, queued_at=timezone.now() - timedelta(seconds=5))
+    with django_capture_on_commit_callbacks(execute=True) as sent:
+        assert sweeper.sweep().resent == [lost.pk]
+    assert len(sent) == 1
+    assert worker.waiting_messages() == 1
+    # Both messages in the broker now (the recent one's was never lost): none is resent.
+    with django_capture_on_commit_callbacks(execute=True):
+        services.dispatch(recent.pk, recent.time_control)
+    assert worker.waiting_messages() == 2
+    Match.objects.filter(pk__in=[lost.pk, recent.pk]).update(
+        queued_at=timezone.now() - timedelta(seconds=45)
+    )
+    assert sweeper.sweep().resent == []
+    with celery_app.connection_for_write() as conn:
+        conn.default_channel.queue_purge(celery_app.conf.task_default_queue)
+
+
+@pytest.mark.django_db
+def test_a_restarted_worker_takes_back_only_the_matches_of_its_previous_life(
+    pair: tuple[Any, Any], django_capture_on_commit_callbacks: Any
+) -> None:
+    started = timezone.now()
+    mine, other, new = (queued_match(*pair) for _ in range(3))
+    services.claim(mine.pk, "w1@host")
+    services.claim(other.pk, "w2@host")
+    Match.objects.filter(pk__in=[mine.pk, other.pk]).update(
+        heartbeat_at=started - timedelta(seconds=1)  # fresh: the sweeper would wait
+    )
+    services.claim(new.pk, "w1@host")  # claimed by its new life, after it started
+    Match.objects.filter(pk=new.pk).update(heartbeat_at=started + timedelta(seconds=1))
+    with django_capture_on_commit_callbacks() as sent:
+        assert sweeper.recover_worker("w1@host", started) == [mine.pk]
+    assert len(sent) == 1
+    assert Match.objects.get(pk=mine.pk).status == S.QUEUED
+    assert Match.objects.get(pk=other.pk).status == S.RUNNING
+    assert Match.objects.get(pk=new.pk).status == S.RUNNING
+    assert sweeper.sweep().requeued == []
+
+
+@pytest.mark.django_db
 def test_a_late_result_after_the_sweeper_requeued_is_discarded(pair: tuple[Any, Any]) -> None:
     m = queued_match(*pair)
     attempt = services.claim(m.pk)

@@ -336,3 +336,71 @@ def test_a_tournament_plays_the_referees_round_robin(user: Any, settings: Any) -
     ]
     expected = [(p.round, p.white, p.black) for p in round_robin(5, 2)]
     assert sorted(made) == sorted(expected)
+
+
+def abort_one(match: Match, settings: Any) -> None:
+    """The machine fails the match until the arena gives up on it."""
+    settings.MATCH_MAX_ATTEMPTS = 1
+    assert not games.release(match.pk, games.claim(match.pk), "the sandbox broke")
+    assert Match.objects.get(pk=match.pk).status == M.ABORTED
+
+
+@pytest.mark.django_db
+def test_a_tournament_with_an_aborted_game_is_incomplete_and_can_play_it_again(
+    user: Any, other_user: Any, entrants: list[Any], settings: Any
+) -> None:
+    t = start(user, entrants[:2], games_per_pair=2)
+    first, second = t.matches.order_by("pk")
+    finish_one(first, "draw")
+    abort_one(second, settings)
+    t.refresh_from_db()
+    assert t.status == Tournament.Status.INCOMPLETE and t.finished_at is not None
+
+    with pytest.raises(PermissionDenied):
+        services.replay_missing(other_user, t)
+    settings.MATCH_MAX_ATTEMPTS = 3
+    assert services.replay_missing(user, t)
+    second.refresh_from_db()
+    assert second.status == M.QUEUED and second.attempts == 0 and second.reason == ""
+    t.refresh_from_db()
+    assert t.status == Tournament.Status.RUNNING and t.finished_at is None
+    assert not services.replay_missing(user, t)  # only an incomplete one
+    finish_one(second, "white")
+    t.refresh_from_db()
+    assert t.status == Tournament.Status.FINISHED
+    assert MatchRecord.objects.filter(match__tournament=t).count() == 2
+    assert sum(s.games for s in services.standings(t)) == 4  # both games, for both sides
+
+
+@pytest.mark.django_db
+def test_the_site_and_the_api_say_incomplete_and_offer_to_play_the_missing_games(
+    user: Any, other_user: Any, entrants: list[Any], settings: Any
+) -> None:
+    from django.test import Client
+    from rest_framework.test import APIClient
+
+    t = start(user, entrants[:2], games_per_pair=1)
+    abort_one(t.matches.get(), settings)
+    settings.MATCH_MAX_ATTEMPTS = 3
+    site = Client()
+    site.force_login(user)
+    page = site.get(f"/tournaments/{t.pk}/").content.decode()
+    assert "Incomplete: 1 game could not be played" in page
+    assert "Play the missing games again" in page
+    visitor = Client().get(f"/tournaments/{t.pk}/").content.decode()
+    assert "Incomplete" in visitor and "Play the missing games again" not in visitor
+
+    api = APIClient()
+    api.force_authenticate(other_user)
+    assert api.post(f"/api/tournaments/{t.pk}/replay/").status_code == 403
+    assert APIClient().get(f"/api/tournaments/{t.pk}/").json()["status"] == "incomplete"
+    api.force_authenticate(user)
+    r = api.post(f"/api/tournaments/{t.pk}/replay/")
+    assert r.status_code == 200 and r.json()["status"] == "running"
+    assert api.post(f"/api/tournaments/{t.pk}/replay/").status_code == 409
+    assert t.matches.get().status == M.QUEUED
+    # The site's button does the same once the game is aborted again.
+    settings.MATCH_MAX_ATTEMPTS = 1
+    abort_one(t.matches.get(), settings)
+    assert site.post(f"/tournaments/{t.pk}/replay/").status_code == 302
+    assert Tournament.objects.get(pk=t.pk).status == Tournament.Status.RUNNING

@@ -14,6 +14,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 import engine
+from arena.referee.tournament import Tournament
 
 from .games import BOTS, ROOT, TEST_BOTS
 
@@ -412,8 +413,10 @@ def test_a_tournament_plays_each_pair_from_one_opening_and_a_resumed_run_keeps_i
     state["games"] = [g for g in state["games"] if g["number"] != 4]
     state["openings"]["4"] = other
     path.write_text(json.dumps(state))
+    assert Tournament.load(tmp_path, trusted=True).missing() == 1
     again = run("tournament", "--resume", "--no-sandbox", "--out", str(tmp_path))
     assert "Resuming: 3 games already played, 1 to go" in again
+    assert Tournament.load(tmp_path, trusted=True).missing() == 0
     state = json.loads(path.read_text())
     (replayed,) = [g for g in state["games"] if g["number"] == 4]
     assert _opening(tmp_path, replayed) == other

@@ -46,6 +46,7 @@ from arena.referee.sandbox import (
     cgroups,
     probe,
     processes_of_uids,
+    reap,
     seccomp,
 )
 from tests.conftest import require_full_sandbox, require_root
@@ -745,11 +746,20 @@ time.sleep(600)
 """
 
 
+@pytest.mark.parametrize("sweeper", ["new sandbox", "reap"])
 @pytest.mark.parametrize("paused", [False, True], ids=["running", "paused"])
 def test_killing_the_referee_kills_its_bots_and_a_new_sandbox_sweeps(
-    make_sandbox: MakeSandbox, sandbox_state_dir: str, sandbox_test_uids: range, paused: bool
+    make_sandbox: MakeSandbox,
+    sandbox_test_settings: Callable[..., SandboxSettings],
+    sandbox_state_dir: str,
+    sandbox_test_uids: range,
+    paused: bool,
+    sweeper: str,
 ) -> None:
+    """What a referee killed with SIGKILL leaves is swept by the next sandbox on the host, or
+    by ``reap()`` (a worker's start, the arena's sweeper), which spares the bots of the live."""
     require_full_sandbox(probe(SandboxSettings(state_dir=sandbox_state_dir)))
+    alive = start(make_sandbox(level=FULL), "honest", "spinner")
     script = _REFEREE_SCRIPT.format(
         first_uid=sandbox_test_uids.start, slots=SANDBOX_TEST_SLOTS, cgroup=SANDBOX_TEST_CGROUP
     )
@@ -778,11 +788,16 @@ def test_killing_the_referee_kills_its_bots_and_a_new_sandbox_sweeps(
         # bwrap --die-with-parent: the bot dies with the referee, by itself.
         assert wait_until(lambda: not live_processes(uid), 5), "the bot outlived its referee"
     # A paused bot is frozen: on cgroup v1 it cannot even die until thawed. Either way the
-    # next sandbox on this host sweeps what is left: processes and stale cgroups.
+    # next sandbox on this host (or a reap) sweeps what is left: processes and stale cgroups.
     assert all(Path(d).exists() for d in info["cgroups"])
-    make_sandbox(level=FULL)
+    if sweeper == "reap":
+        reap(sandbox_test_settings())
+    else:
+        make_sandbox(level=FULL)
     assert not live_processes(uid)
     assert not any(Path(d).exists() for d in info["cgroups"])
+    assert live_processes(alive.uid), "a live sandbox's bot was killed"
+    alive.kill()
     assert sandbox_leftovers(sandbox_test_uids) == ({}, [])
 
 

@@ -28,7 +28,7 @@ module                    what                                                  
 :mod:`.staging`           staged copies of folders the slot uids cannot read
 :mod:`.monitor`           the thread that drains stderr and enforces CPU time
 :mod:`.process`           ``BotProcess`` and its ``Lease``
-:mod:`.core`              ``Sandbox``: puts it all together, sweeps leftovers
+:mod:`.core`              ``Sandbox``, and ``reap()`` of leftovers
 :mod:`.seccomp`           the system-call filter (classic BPF, built in Python)
 :mod:`.cgrouplayout`      where the cgroups are; where the bots' groups may go (v1, v2)
 :mod:`.spawn`             starting bots as root behind the preamble; runs as a uid    yes
@@ -38,7 +38,7 @@ module                    what                                                  
 ========================  =========================================================  ==========
 """
 
-from arena.referee.sandbox.core import Sandbox
+from arena.referee.sandbox.core import Sandbox, reap
 from arena.referee.sandbox.host import HostReport, probe
 from arena.referee.sandbox.process import BotProcess, Lease, Violation, ViolationKind
 from arena.referee.sandbox.procfs import processes_of_uids
@@ -71,5 +71,6 @@ __all__ = [
     "Violation",
     "ViolationKind",
     "probe",
+    "reap",
     "processes_of_uids",
 ]

@@ -4,7 +4,8 @@ It puts the other modules together: the host's facts (:mod:`.host`), a slot and 
 per bot (:mod:`.slots`, :mod:`.staging`) taken through the bot's :class:`~.process.Lease`, the
 command line (:mod:`.launch`), the start (:mod:`.spawn`) and the monitor thread
 (:mod:`.monitor`). Its own privileged step is the sweep at construction, which goes through
-:mod:`.kill` and :mod:`.cgroups`.
+:mod:`.kill` and :mod:`.cgroups`; :func:`reap` runs the same sweep without making a sandbox
+(a worker at its start, and the arena's periodic sweeper).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from arena.referee.sandbox import cgroups
-from arena.referee.sandbox.host import facts
+from arena.referee.sandbox.host import HostFacts, facts
 from arena.referee.sandbox.kill import kill_uid
 from arena.referee.sandbox.launch import (
     EXEC_SHIM,
@@ -44,7 +45,7 @@ from arena.referee.sandbox.slots import SlotPool
 from arena.referee.sandbox.spawn import Spawner, start
 from arena.referee.sandbox.staging import StagingArea, state_dir, traversable_by_others
 
-__all__ = ["Sandbox"]
+__all__ = ["Sandbox", "reap"]
 
 _DEFAULT_SETTINGS = SandboxSettings()
 
@@ -97,7 +98,7 @@ class Sandbox:
         self._slots = SlotPool(lock_dir, settings.first_uid, settings.slots)
         staging_root = self.state_dir / "staging"
         staging_root.mkdir(mode=0o711, exist_ok=True)
-        self._sweep(staging_root)
+        _sweep(settings, host, self._slots, staging_root)
         # This sandbox's own folder (staged copies, scratch of NONE-level bots), flocked while
         # it lives so that a later sweep knows whether it is stale. It gets its final name
         # only once locked: sweeps skip names starting with a dot.
@@ -133,49 +134,6 @@ class Sandbox:
     def staging_dir(self) -> Path:
         """This sandbox's own folder under ``state_dir/staging`` (removed by :meth:`close`)."""
         return self._staging
-
-    # -- sweeping -----------------------------------------------------------------------------
-
-    def _sweep(self, staging_root: Path) -> None:
-        """Remove what a referee that died without closing its sandbox left behind."""
-        for instance in staging_root.iterdir():
-            if instance.name.startswith("."):
-                continue  # a sandbox being created
-            try:
-                fd = os.open(instance / ".lock", os.O_RDWR | os.O_CLOEXEC)
-            except FileNotFoundError:
-                fd = None
-            except OSError:
-                continue
-            try:
-                if fd is not None:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                shutil.rmtree(instance, ignore_errors=True)
-            except BlockingIOError:
-                pass  # a live sandbox's staging area
-            finally:
-                if fd is not None:
-                    os.close(fd)
-        if not self._root:
-            return  # without per-slot uids there is nothing we may kill by uid
-        settings = self.settings
-        uids = range(settings.first_uid, settings.first_uid + settings.slots)
-        owners = processes_of_uids(uids)
-        layout = self._facts.cgroups
-        for index in range(settings.slots):
-            uid = settings.first_uid + index
-            fd = self._slots.try_lock(index)
-            if fd is None:
-                continue  # a live referee holds this slot
-            try:
-                if layout is not None:
-                    stale = cgroups.SlotCgroup(layout, settings.cgroup_name, f"slot-{uid}")
-                    if stale.exists() and not stale.destroy():
-                        raise SandboxUnavailable(f"stale cgroup {stale.name} cannot be removed")
-                if uid in owners and not kill_uid(uid, timeout=5):
-                    raise SandboxUnavailable(f"stale processes of uid {uid} cannot be killed")
-            finally:
-                os.close(fd)
 
     # -- launching ----------------------------------------------------------------------------
 
@@ -377,3 +335,65 @@ class Sandbox:
         os.close(self._staging_lock)
         if errors:
             raise errors[0]
+
+
+# -- sweeping ---------------------------------------------------------------------------------
+
+
+def reap(settings: SandboxSettings = _DEFAULT_SETTINGS) -> None:
+    """Remove what referees that died on this host left behind: their staged folders and, as
+    root, the processes and cgroups of the slots no live referee holds (the bots of a killed
+    worker, often frozen between two turns). Every :class:`Sandbox` does this when it is made;
+    a worker calls it when it starts and the sweeper on each run, so that nothing waits for
+    the next sandbox. Safe while other referees run: it touches nothing that they lock.
+
+    Raises :class:`SandboxUnavailable` when a leftover cannot be removed.
+    """
+    host = facts(settings)
+    directory = state_dir(settings.state_dir)
+    lock_dir = Path(HOST_SLOT_LOCKS) if host.root else directory / "slots"
+    staging_root = directory / "staging"
+    staging_root.mkdir(mode=0o711, exist_ok=True)
+    slots = SlotPool(lock_dir, settings.first_uid, settings.slots)
+    _sweep(settings, host, slots, staging_root)
+
+
+def _sweep(settings: SandboxSettings, host: HostFacts, slots: SlotPool, staging_root: Path) -> None:
+    """Remove what a referee that died without closing its sandbox left behind."""
+    for instance in staging_root.iterdir():
+        if instance.name.startswith("."):
+            continue  # a sandbox being created
+        try:
+            fd = os.open(instance / ".lock", os.O_RDWR | os.O_CLOEXEC)
+        except FileNotFoundError:
+            fd = None
+        except OSError:
+            continue
+        try:
+            if fd is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            shutil.rmtree(instance, ignore_errors=True)
+        except BlockingIOError:
+            pass  # a live sandbox's staging area
+        finally:
+            if fd is not None:
+                os.close(fd)
+    if not host.root:
+        return  # without per-slot uids there is nothing we may kill by uid
+    uids = range(settings.first_uid, settings.first_uid + settings.slots)
+    owners = processes_of_uids(uids)
+    layout = host.cgroups
+    for index in range(settings.slots):
+        uid = settings.first_uid + index
+        fd = slots.try_lock(index)
+        if fd is None:
+            continue  # a live referee holds this slot
+        try:
+            if layout is not None:
+                stale = cgroups.SlotCgroup(layout, settings.cgroup_name, f"slot-{uid}")
+                if stale.exists() and not stale.destroy():
+                    raise SandboxUnavailable(f"stale cgroup {stale.name} cannot be removed")
+            if uid in owners and not kill_uid(uid, timeout=5):
+                raise SandboxUnavailable(f"stale processes of uid {uid} cannot be killed")
+        finally:
+            os.close(fd)

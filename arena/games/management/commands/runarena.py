@@ -1,7 +1,8 @@
 """Run the whole arena on one machine: ``python manage.py runarena``.
 
 Migrates the database, registers the built-in bots, then starts a Celery worker, the Celery
-beat scheduler and the web server as child processes, and watches them. Ctrl-C (or SIGTERM)
+beat scheduler (with its own worker for the periodic queue) and the web server as child
+processes, and watches them. Ctrl-C (or SIGTERM)
 stops all three: each gets SIGTERM, and whatever is still running after a grace period is
 killed with its process group. A game cut short this way is played again later (the sweeper
 re-queues it once its heartbeat is stale).
@@ -31,6 +32,10 @@ from arena.games import sweeper
 
 #: Seconds the children get to stop after SIGTERM before they are killed.
 GRACE_S = 10.0
+#: The scheduler: ``celery beat`` inside a worker of its own that consumes only the periodic
+#: queue, in threads (the sweeper, the rating refresh and the ladder at once), so that
+#: periodic work never waits behind matches.
+SCHEDULER_WORKER = ["worker", "--beat", "--pool", "threads", "--concurrency", "3"]
 
 
 class Command(BaseCommand):
@@ -85,6 +90,8 @@ class Command(BaseCommand):
                         "INFO",
                         "--concurrency",
                         str(options["concurrency"]),
+                        "--queues",
+                        f"{settings.PERIODIC_QUEUE},{settings.CELERY_TASK_DEFAULT_QUEUE}",
                         "--hostname",
                         "local@%h",
                         "--without-gossip",
@@ -102,7 +109,11 @@ class Command(BaseCommand):
                         "celery",
                         "-A",
                         "arena",
-                        "beat",
+                        *SCHEDULER_WORKER,
+                        "--queues",
+                        settings.PERIODIC_QUEUE,
+                        "--hostname",
+                        "scheduler@%h",
                         "--loglevel",
                         "INFO",
                         "--schedule",

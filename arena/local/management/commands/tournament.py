@@ -131,6 +131,12 @@ class Command(BaseCommand):
                     f"continue with --resume --out {out}",
                     returncode=130,
                 )
+            if missing := tournament.missing():
+                # Some games were aborted or could not start: not a finished tournament.
+                raise CommandError(
+                    f"incomplete: {missing} of {total} games were not played; "
+                    f"play them with --resume --out {out}"
+                )
         finally:
             box.close()
 
