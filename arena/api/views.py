@@ -395,13 +395,11 @@ class TournamentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
         """Cancel (organiser): every game not finished is cancelled."""
         return self._act(request, tournaments.cancel, "cancelled")
 
-    @extend_schema(
-        request=None, responses={200: s.TournamentSerializer, 409: s.TournamentSerializer}
-    )
+    @extend_schema(request=None, responses={200: s.TournamentSerializer, 409: s.DetailSerializer})
     @action(detail=True, methods=["post"], permission_classes=[permissions.IsAuthenticated])
     def replay(self, request: Request, pk: str) -> Response:
         """Play the missing games of an incomplete tournament again (organiser)."""
-        return self._act(request, tournaments.replay_missing)
+        return self._act(request, tournaments.replay_missing, "played again")
 
     @extend_schema(responses={(200, "application/zip"): OpenApiTypes.BINARY})
     @action(detail=True, methods=["get"])
