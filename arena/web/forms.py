@@ -27,7 +27,8 @@ from arena.tournaments import limits
 
 class SignUpForm(UserCreationForm):
     class Meta(UserCreationForm.Meta):  # type: ignore[name-defined]  # django-stubs omit this Meta
-        fields = ("username",)
+        fields = ("username", "email")
+        help_texts = {"email": "Optional: for resetting a forgotten password, and notifications."}
 
 
 class BotFileField(forms.FileField):

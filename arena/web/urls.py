@@ -4,7 +4,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 from django.views.generic import RedirectView
 
-from arena.web import duels, guide, mine, notifications, runtimes, views
+from arena.web import duels, guide, mine, notifications, passwords, runtimes, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -69,6 +69,7 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/token/", views.token, name="token"),
     path("accounts/bots/", mine.my_bots, name="my-bots"),
+    *passwords.urlpatterns,
     path("accounts/notifications/", notifications.notification_settings, name="notifications"),
     path("accounts/notifications/test/", notifications.send_test, name="notifications-test"),
 ]

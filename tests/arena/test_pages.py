@@ -99,3 +99,90 @@ def test_my_bots_asks_a_visitor_to_log_in(user: Any) -> None:
 def test_my_bots_of_a_user_without_bots_says_how_to_start(user: Any) -> None:
     page = logged_in(user).get("/accounts/bots/").content.decode()
     assert "You have no bots yet" in page and 'href="/upload/"' in page
+
+
+# ----------------------------------------------------------------------------- password reset
+
+
+@pytest.fixture
+def mailbox(settings: Any) -> list[Any]:
+    from django.core import mail
+
+    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    settings.SITE_URL = "https://arena.example.org"
+    mail.outbox = []
+    return mail.outbox
+
+
+def test_a_password_is_reset_through_the_link_sent_by_email(user: Any, mailbox: list[Any]) -> None:
+    user.email = "alice@example.org"
+    user.save(update_fields=["email"])
+    c = Client()
+    assert 'href="/accounts/password/reset/"' in c.get("/accounts/login/").content.decode()
+    assert c.get("/accounts/password/reset/").status_code == 200
+    r = c.post("/accounts/password/reset/", {"email": "alice@example.org"})
+    assert r.status_code == 302 and r["Location"] == "/accounts/password/reset/sent/"
+    assert "Check your email" in c.get(r["Location"]).content.decode()
+    assert len(mailbox) == 1 and mailbox[0].to == ["alice@example.org"]
+    assert "alice" in mailbox[0].body
+    link = next(w for w in mailbox[0].body.split() if w.startswith("https://"))
+    assert link.startswith("https://arena.example.org/accounts/password/reset/")
+    path = link.removeprefix("https://arena.example.org")
+    r = c.get(path)  # Django swaps the token for a session marker and redirects
+    assert r.status_code == 302
+    form_url = r["Location"]
+    assert "Choose a new password" in c.get(form_url).content.decode()
+    new = "another-long-password-9"
+    r = c.post(form_url, {"new_password1": new, "new_password2": new})
+    assert r.status_code == 302 and r["Location"] == "/accounts/password/reset/done/"
+    assert "Password changed" in c.get(r["Location"]).content.decode()
+    user.refresh_from_db()
+    assert user.check_password(new)
+    assert Client().login(username="alice", password=new)
+    # The link works once.
+    page = Client().get(path, follow=True).content.decode()
+    assert "This link does not work" in page
+
+
+def test_a_reset_for_an_unknown_address_sends_nothing_and_says_the_same(
+    user: Any, mailbox: list[Any]
+) -> None:
+    r = Client().post("/accounts/password/reset/", {"email": "nobody@example.org"})
+    assert r.status_code == 302 and r["Location"] == "/accounts/password/reset/sent/"
+    assert mailbox == []
+
+
+def test_a_bad_address_is_refused_with_a_form_error_and_sends_nothing(
+    user: Any, mailbox: list[Any]
+) -> None:
+    r = Client().post("/accounts/password/reset/", {"email": "not an address"})
+    assert r.status_code == 200 and "Enter a valid email address" in r.content.decode()
+    assert mailbox == []
+
+
+def test_new_passwords_that_differ_change_nothing(user: Any, mailbox: list[Any]) -> None:
+    user.email = "alice@example.org"
+    user.save(update_fields=["email"])
+    c = Client()
+    c.post("/accounts/password/reset/", {"email": "alice@example.org"})
+    link = next(w for w in mailbox[0].body.split() if w.startswith("https://"))
+    form_url = c.get(link.removeprefix("https://arena.example.org"))["Location"]
+    r = c.post(form_url, {"new_password1": "one-long-pass-77", "new_password2": "other-pass-88"})
+    assert r.status_code == 200 and "match" in r.content.decode()
+    user.refresh_from_db()
+    assert user.check_password("a-long-password-1")
+
+
+def test_sign_up_takes_an_optional_email_address_for_resets(db: Any) -> None:
+    from django.contrib.auth.models import User
+
+    pw = "a-long-password-3"
+    Client().post(
+        "/accounts/signup/",
+        {"username": "carol", "email": "carol@example.org", "password1": pw, "password2": pw},
+    )
+    Client().post("/accounts/signup/", {"username": "dave", "password1": pw, "password2": pw})
+    assert dict(User.objects.values_list("username", "email")) == {
+        "carol": "carol@example.org",
+        "dave": "",
+    }
