@@ -13,6 +13,7 @@ from arena import sprt
 from arena.bots.models import (
     DESCRIPTION_MAX_LENGTH,
     NAME_MAX_LENGTH,
+    NAME_PATTERN,
     NAME_RULE,
     Bot,
     BotVersion,
@@ -20,7 +21,8 @@ from arena.bots.models import (
     every_variant,
 )
 from arena.duels import services as duels
-from arena.games.models import Variant
+from arena.games.filters import TERMINATIONS
+from arena.games.models import Match, Variant
 from arena.notifications.models import CHOOSABLE
 from arena.tournaments import limits
 
@@ -234,3 +236,23 @@ class ChallengeForm(DuelForm):
         other.label = "Against"
         mine = self.fields["candidate"]
         mine.label = "Your version"
+
+
+class MatchFilterForm(forms.Form):
+    """The match list's filters (all optional); what a value names is checked by
+    :func:`arena.games.filters.matches`."""
+
+    variant = forms.ChoiceField(choices=[("", "all variants"), *Variant.choices], required=False)
+    status = forms.ChoiceField(choices=[("", "any status"), *Match.Status.choices], required=False)
+    kind = forms.ChoiceField(choices=[("", "any kind"), *Match.Kind.choices], required=False)
+    termination = forms.ChoiceField(
+        choices=[("", "any ending"), *((t, t) for t in TERMINATIONS)], required=False
+    )
+    bot = forms.RegexField(
+        regex=NAME_PATTERN,
+        max_length=NAME_MAX_LENGTH,
+        required=False,
+        error_messages={"invalid": f"A bot name is {NAME_RULE}."},
+    )
+    version = forms.IntegerField(min_value=1, max_value=2**31 - 1, required=False)
+    tournament = forms.IntegerField(min_value=1, max_value=2**63 - 1, required=False)

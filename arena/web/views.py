@@ -12,7 +12,7 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.db.models import OuterRef, Q, Subquery
+from django.db.models import OuterRef, Q, QuerySet, Subquery
 from django.http import (
     FileResponse,
     Http404,
@@ -30,7 +30,7 @@ import engine
 from arena.bots import services as bots
 from arena.bots.models import Bot, BotVersion, describe_variants
 from arena.bots.unpack import UploadError
-from arena.games import downloads, failures, privacy, ratings
+from arena.games import downloads, failures, filters, privacy, ratings
 from arena.games.models import Match, MatchRecord, Rating, RatingPoint, Variant
 from arena.privacy import player_logs
 from arena.replay import replay_frames
@@ -341,18 +341,21 @@ def version_check_transcript(
 
 
 def match_list(request: HttpRequest) -> HttpResponse:
-    rows = Match.objects.select_related("white__bot", "black__bot").order_by("-id")
-    variant = request.GET.get("variant")
-    if variant in Variant.values:
-        rows = rows.filter(variant=variant)
-    status = request.GET.get("status")
-    if status in Match.Status.values:
-        rows = rows.filter(status=status)
+    form = forms.MatchFilterForm(request.GET)
+    rows: QuerySet[Match] = Match.objects.none()
+    if form.is_valid():
+        try:
+            rows = filters.matches(filters.MatchFilter.of(form.cleaned_data))
+        except filters.FilterError as e:
+            form.add_error(e.field if e.field in form.fields else None, str(e))
     page = Paginator(rows, 50).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
     return render(
         request,
         "web/match_list.html",
-        {"page": page, "variants": Variant.choices, "statuses": Match.Status.choices},
+        {"page": page, "form": form, "extra": query.urlencode() + "&" if query else ""},
+        status=200 if form.is_valid() else 400,
     )
 
 

@@ -7,13 +7,20 @@ from typing import Any
 
 import pytest
 from django.test import Client
+from rest_framework.test import APIClient
 
 from arena.bots import services as bot_services
 from arena.bots.models import BotVersion
 from arena.duels import services as duels
 from arena.duels.models import Duel
+from arena.games import filters
+from arena.games import services as games
+from arena.games.models import Match
 from arena.notifications import services as notifications
+from arena.tournaments.models import Entry, Tournament
 from tests.arena.conftest import make_version
+from tests.arena.test_ladder_and_ratings import play_out
+from tests.arena.test_matches import queued_match
 
 pytestmark = pytest.mark.django_db
 
@@ -186,3 +193,164 @@ def test_sign_up_takes_an_optional_email_address_for_resets(db: Any) -> None:
         "carol": "carol@example.org",
         "dave": "",
     }
+
+
+# ----------------------------------------------------------------------------- match filters
+
+
+def finished(white: Any, black: Any, result: str = "white", **fields: Any) -> Any:
+    """A match played to the end by the referee's result path (a short game lost on time)."""
+    m = queued_match(white, black, **fields)
+    play_out(m, result)
+    return Match.objects.get(pk=m.pk)
+
+
+@pytest.fixture
+def league(user: Any, other_user: Any) -> dict[str, Any]:
+    """alpha v1, v2 and beta v1 (alice's) and gamma v1 (bob's); ladder games, a tournament
+    game, an aborted game, and one running."""
+    a1 = make_version(user, "alpha", status=BotVersion.Status.RETIRED)
+    a2 = make_version(user, "alpha")
+    b1 = make_version(user, "beta")
+    g1 = make_version(other_user, "gamma")
+    t = Tournament.objects.create(
+        name="cup", organiser=user, variant="yinsh", time_control="5+0.1", games_per_pair=1
+    )
+    for seed, v in enumerate((b1, g1)):
+        Entry.objects.create(tournament=t, version=v, seed=seed)
+    m = {
+        "a1b1": finished(a1, b1),
+        "b1a2": finished(b1, a2, "black"),
+        "a2g1_blitz": finished(a2, g1, "draw", variant="blitz"),
+        "cup": finished(b1, g1, kind=Match.Kind.TOURNAMENT, tournament=t),
+        "running": queued_match(g1, a2, status=Match.Status.RUNNING),
+    }
+    aborted = queued_match(a2, b1)
+    games.abort(aborted.pk, games.claim(aborted.pk) or 0, "the worker went away")
+    m["aborted"] = Match.objects.get(pk=aborted.pk)
+    return {"versions": (a1, a2, b1, g1), "tournament": t, "matches": m}
+
+
+def pks(qs: Any) -> list[int]:
+    return [m.pk for m in qs]
+
+
+def test_filters_select_by_bot_version_kind_tournament_and_termination(
+    league: dict[str, Any],
+) -> None:
+    m = league["matches"]
+    a1 = league["versions"][0]
+    f = filters.MatchFilter
+    by = lambda **kw: pks(filters.matches(f(**kw)))  # noqa: E731
+    assert by() == sorted((x.pk for x in m.values()), reverse=True)
+    assert by(bot="alpha") == pks(
+        [m["aborted"], m["running"], m["a2g1_blitz"], m["b1a2"], m["a1b1"]]
+    )
+    assert by(bot="alpha", version=1) == [m["a1b1"].pk]
+    assert by(version_id=a1.pk) == [m["a1b1"].pk]
+    assert by(bot="gamma", variant="blitz") == [m["a2g1_blitz"].pk]
+    assert by(kind="tournament") == [m["cup"].pk]
+    assert by(tournament=league["tournament"].pk) == [m["cup"].pk]
+    assert by(termination="time", bot="beta") == pks([m["cup"], m["b1a2"], m["a1b1"]])
+    assert by(termination="aborted") == [m["aborted"].pk]
+    assert by(status="running") == [m["running"].pk]
+    assert by(termination="rows") == []
+
+
+@pytest.mark.parametrize(
+    ("values", "field", "words"),
+    [
+        ({"bot": "nobody"}, "bot", "no bot named 'nobody'"),
+        ({"bot": "alpha", "version": 9}, "version", "alpha has no version 9"),
+        ({"version": 1}, "version", "needs its bot"),
+        ({"version_id": 10**9}, "version", "no version with id"),
+        ({"tournament": 10**9}, "tournament", "no tournament"),
+        ({"duel": 10**9}, "duel", "no test or challenge"),
+        ({"termination": "checkmate"}, "termination", "not a way a game ends"),
+    ],
+)
+def test_a_filter_that_names_nothing_is_an_error_on_its_field(
+    league: dict[str, Any], values: dict[str, Any], field: str, words: str
+) -> None:
+    with pytest.raises(filters.FilterError, match=words) as e:
+        filters.matches(filters.MatchFilter(**values))
+    assert e.value.field == field
+
+
+def test_the_match_list_page_filters_and_keeps_the_filters_when_paging(
+    league: dict[str, Any],
+) -> None:
+    m = league["matches"]
+    r = Client().get("/matches/?bot=alpha&version=1")
+    assert r.status_code == 200
+    page = r.content.decode()
+    assert f'href="/matches/{m["a1b1"].pk}/"' in page
+    assert f'href="/matches/{m["b1a2"].pk}/"' not in page
+    r = Client().get(f"/matches/?kind=tournament&tournament={league['tournament'].pk}")
+    shown = r.content.decode()
+    assert f'href="/matches/{m["cup"].pk}/"' in shown
+    assert f'href="/matches/{m["a1b1"].pk}/"' not in shown
+    one_a_page = Client().get("/matches/?bot=beta&termination=time&page=2")
+    assert one_a_page.status_code == 200
+
+
+def test_the_match_list_pager_keeps_the_filters(league: dict[str, Any]) -> None:
+    a1, _, b1, _ = league["versions"]
+    for _ in range(51):
+        queued_match(a1, b1, status=Match.Status.CANCELLED)
+    page = Client().get("/matches/?bot=alpha&status=cancelled").content.decode()
+    assert 'href="?bot=alpha&amp;status=cancelled&amp;page=2"' in page
+
+
+@pytest.mark.parametrize(
+    ("query", "words"),
+    [
+        ("bot=nobody", "no bot named"),
+        ("bot=Bad_Name!", "A bot name is"),
+        ("bot=alpha&version=9", "alpha has no version 9"),
+        ("version=1", "needs its bot"),
+        ("version=abc", "Enter a whole number"),
+        ("kind=blitz", "Select a valid choice"),
+        ("termination=checkmate", "Select a valid choice"),
+        ("tournament=0", "greater than or equal to 1"),
+    ],
+)
+def test_a_bad_filter_on_the_page_is_a_form_error_and_lists_nothing(
+    league: dict[str, Any], query: str, words: str
+) -> None:
+    r = Client().get(f"/matches/?{query}")
+    assert r.status_code == 400
+    page = r.content.decode()
+    assert words in page.replace("&#x27;", "'")
+    assert f'href="/matches/{league["matches"]["a1b1"].pk}/"' not in page
+
+
+def test_the_api_filters_matches_by_version_and_termination(league: dict[str, Any]) -> None:
+    m = league["matches"]
+    a1 = league["versions"][0]
+    c = APIClient()
+    ids = lambda url: [row["id"] for row in c.get(url).json()["results"]]  # noqa: E731
+    assert ids(f"/api/matches/?version={a1.pk}") == [m["a1b1"].pk]
+    assert ids("/api/matches/?termination=aborted") == [m["aborted"].pk]
+    assert ids(f"/api/matches/?bot=gamma&tournament={league['tournament'].pk}") == [m["cup"].pk]
+
+
+@pytest.mark.parametrize(
+    ("query", "field"),
+    [
+        ("bot=nobody", "bot"),
+        ("version=999999", "version"),
+        ("version=x", "version"),
+        ("termination=checkmate", "termination"),
+        ("tournament=999999", "tournament"),
+        ("duel=999999", "duel"),
+        ("kind=blitz", "kind"),
+    ],
+)
+def test_a_bad_filter_in_the_api_is_a_400_naming_the_parameter(
+    league: dict[str, Any], query: str, field: str
+) -> None:
+    r = APIClient().get(f"/api/matches/?{query}")
+    assert r.status_code == 400
+    body = r.json()
+    assert list(body) == [field] and body[field][0]
