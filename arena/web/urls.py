@@ -47,6 +47,7 @@ urlpatterns = [
     path("tournaments/", views.tournament_list, name="tournaments"),
     path("tournaments/new/", views.tournament_create, name="tournament-create"),
     path("tournaments/<int:pk>/", views.tournament_detail, name="tournament"),
+    path("tournaments/<int:pk>/games/", views.tournament_games, name="tournament-games"),
     path(
         "tournaments/<int:pk>/<str:action>/",
         views.tournament_action,

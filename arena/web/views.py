@@ -43,6 +43,8 @@ RECENT = 20
 #: A bot's page shows the failure statistics of its newest this many versions.
 FAILURE_VERSIONS = 5
 LEADERBOARD_PAGE = 100
+#: Games a page of a tournament's games shows.
+GAMES_PAGE = 50
 
 
 class AuthenticatedHttpRequest(HttpRequest):
@@ -442,9 +444,18 @@ def tournament_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "cross": tournaments.crosstable(table),
             "progress": tournaments.progress(t),
             "recent": recent,
+            "games": t.matches.count(),
             "control": tournaments.can_control(request.user, t),
         },
     )
+
+
+def tournament_games(request: HttpRequest, pk: int) -> HttpResponse:
+    """Every game of a tournament (waiting ones too), newest first, a page at a time."""
+    t = get_object_or_404(Tournament, pk=pk)
+    rows = filters.matches(filters.MatchFilter(tournament=t.pk))
+    page = Paginator(rows, GAMES_PAGE).get_page(request.GET.get("page"))
+    return render(request, "web/tournament_games.html", {"t": t, "page": page})
 
 
 @login_required

@@ -354,3 +354,34 @@ def test_a_bad_filter_in_the_api_is_a_400_naming_the_parameter(
     assert r.status_code == 400
     body = r.json()
     assert list(body) == [field] and body[field][0]
+
+
+# ----------------------------------------------------------------------------- a tournament's games
+
+
+def test_every_game_of_a_tournament_is_shown_a_page_at_a_time(league: dict[str, Any]) -> None:
+    t = league["tournament"]
+    _, _, b1, g1 = league["versions"]
+    made = [
+        queued_match(b1, g1, kind=Match.Kind.TOURNAMENT, tournament=t, status=Match.Status.PENDING)
+        for _ in range(60)
+    ]
+    first = [league["matches"]["cup"], *made]
+    detail = Client().get(f"/tournaments/{t.pk}/").content.decode()
+    assert f'href="/tournaments/{t.pk}/games/"' in detail and "Every game (61)" in detail
+    seen: list[str] = []
+    for number in (1, 2):
+        r = Client().get(f"/tournaments/{t.pk}/games/?page={number}")
+        assert r.status_code == 200
+        seen.append(r.content.decode())
+    for m in first:
+        on = [f'href="/matches/{m.pk}/"' in page for page in seen]
+        assert on.count(True) == 1, m.pk
+    assert f'href="/matches/{made[-1].pk}/"' in seen[0]  # newest first
+    assert f'href="/matches/{first[0].pk}/"' in seen[1]
+    assert f'href="/matches/{league["matches"]["a1b1"].pk}/"' not in seen[0] + seen[1]
+    assert "page 2 of 2" in seen[1]
+
+
+def test_the_games_of_a_tournament_that_does_not_exist_are_not_found(db: Any) -> None:
+    assert Client().get("/tournaments/999/games/").status_code == 404
