@@ -256,3 +256,34 @@ class MatchFilterForm(forms.Form):
     )
     version = forms.IntegerField(min_value=1, max_value=2**31 - 1, required=False)
     tournament = forms.IntegerField(min_value=1, max_value=2**63 - 1, required=False)
+
+
+class BotNameField(forms.RegexField):
+    """A bot, by its name (the bot itself once clean)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(
+            regex=NAME_PATTERN,
+            max_length=NAME_MAX_LENGTH,
+            error_messages={"invalid": f"A bot name is {NAME_RULE}."},
+            **kwargs,
+        )
+
+    def clean(self, value: Any) -> Bot:
+        name = super().clean(value)
+        bot = Bot.objects.filter(name=name).first()
+        if bot is None:
+            raise forms.ValidationError(f"There is no bot named {name!r}.")
+        return bot
+
+
+class HeadToHeadForm(forms.Form):
+    a = BotNameField(label="bot")
+    b = BotNameField(label="against")
+    variant = forms.ChoiceField(choices=[("", "every variant"), *Variant.choices], required=False)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if data.get("a") is not None and data.get("a") == data.get("b"):
+            raise forms.ValidationError("Choose two different bots.")
+        return data

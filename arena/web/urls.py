@@ -28,6 +28,7 @@ urlpatterns = [
     ),
     path("bots/<slug:name>/test/", duels.test_create, name="bot-test"),
     path("bots/<slug:name>/challenge/", duels.challenge_create, name="bot-challenge"),
+    path("head-to-head/", views.head_to_head, name="head-to-head"),
     path("upload/", views.upload, name="upload"),
     path("guide/", guide.index, name="guide"),
     path("guide/<slug:topic>/", guide.page, name="guide-page"),

@@ -30,7 +30,7 @@ import engine
 from arena.bots import services as bots
 from arena.bots.models import Bot, BotVersion, describe_variants
 from arena.bots.unpack import UploadError
-from arena.games import downloads, failures, filters, privacy, ratings
+from arena.games import downloads, failures, filters, headtohead, privacy, ratings
 from arena.games.models import Match, MatchRecord, Rating, RatingPoint, Variant
 from arena.privacy import player_logs
 from arena.replay import replay_frames
@@ -337,6 +337,30 @@ def version_check_transcript(
         f"{name}-v{number}-check.json",
         downloads.JSON_TYPE,
     ).response()
+
+
+def head_to_head(request: HttpRequest) -> HttpResponse:
+    """Two bots against each other: the score, the Elo difference and every game, paged."""
+    form = forms.HeadToHeadForm(request.GET or None)
+    if not form.is_valid():
+        status = 400 if form.is_bound else 200
+        return render(request, "web/head_to_head.html", {"form": form}, status=status)
+    a, b, variant = form.cleaned_data["a"], form.cleaned_data["b"], form.cleaned_data["variant"]
+    result = headtohead.head_to_head(a, b, variant)
+    page = Paginator(headtohead.games(a, b, variant), 50).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    return render(
+        request,
+        "web/head_to_head.html",
+        {
+            "form": form,
+            "h2h": result,
+            "estimate": result.estimate,
+            "page": page,
+            "extra": query.urlencode() + "&",
+        },
+    )
 
 
 # ----------------------------------------------------------------------------- matches

@@ -3,6 +3,7 @@ head-to-head, the leaderboard's LOS table and the rating charts' bands."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
@@ -13,7 +14,7 @@ from arena.bots import services as bot_services
 from arena.bots.models import BotVersion
 from arena.duels import services as duels
 from arena.duels.models import Duel
-from arena.games import filters
+from arena.games import filters, headtohead
 from arena.games import services as games
 from arena.games.models import Match
 from arena.notifications import services as notifications
@@ -385,3 +386,77 @@ def test_every_game_of_a_tournament_is_shown_a_page_at_a_time(league: dict[str, 
 
 def test_the_games_of_a_tournament_that_does_not_exist_are_not_found(db: Any) -> None:
     assert Client().get("/tournaments/999/games/").status_code == 404
+
+
+# ----------------------------------------------------------------------------- head-to-head
+
+
+def test_head_to_head_counts_every_finished_game_of_any_versions_from_the_first_bots_side(
+    league: dict[str, Any],
+) -> None:
+    a1, a2, b1, _ = league["versions"]
+    alpha, beta = a1.bot, b1.bot
+    # a1b1: alpha won as white; b1a2: alpha won as black (result "black"); the aborted game
+    # (a2 - b1) does not count.
+    finished(b1, a2, "draw")
+    finished(b1, a1, "white")
+    h = headtohead.head_to_head(alpha, beta)
+    assert (h.wins, h.draws, h.losses, h.games, h.points) == (2, 1, 1, 4, 2.5)
+    back = headtohead.head_to_head(beta, alpha)
+    assert (back.wins, back.draws, back.losses) == (1, 1, 2)
+    assert headtohead.head_to_head(alpha, beta, "blitz").games == 0
+    e = h.estimate
+    assert e.score == pytest.approx(0.625)
+    assert e.elo == pytest.approx(-400 * math.log10(1 / 0.625 - 1))
+    assert e.low < e.elo < e.high
+    assert back.estimate.elo == pytest.approx(-e.elo)
+    assert [m.pk for m in headtohead.games(alpha, beta)] == sorted(
+        (
+            m.pk
+            for m in Match.objects.filter(
+                white__bot__in=[alpha, beta], black__bot__in=[alpha, beta]
+            )
+        ),
+        reverse=True,
+    )
+
+
+def test_a_bot_has_no_head_to_head_with_itself(league: dict[str, Any]) -> None:
+    alpha = league["versions"][0].bot
+    with pytest.raises(headtohead.HeadToHeadError):
+        headtohead.head_to_head(alpha, alpha)
+
+
+def test_the_head_to_head_page_shows_the_score_the_elo_interval_and_the_games(
+    league: dict[str, Any],
+) -> None:
+    m = league["matches"]
+    r = Client().get("/head-to-head/?a=alpha&b=beta")
+    assert r.status_code == 200
+    page = r.content.decode()
+    assert "+2 =0 \u22120" in page and "100.0%" in page and "+∞" in page
+    for key in ("a1b1", "b1a2", "aborted"):
+        assert f'href="/matches/{m[key].pk}/"' in page, key
+    assert f'href="/matches/{m["cup"].pk}/"' not in page
+    assert "/head-to-head/" in Client().get("/bots/alpha/").content.decode()
+
+
+@pytest.mark.parametrize(
+    ("query", "words"),
+    [
+        ("a=alpha&b=nobody", "There is no bot named 'nobody'"),
+        ("a=alpha&b=alpha", "Choose two different bots"),
+        ("a=Bad_Name!&b=alpha", "A bot name is"),
+        ("a=alpha", "This field is required"),
+        ("a=alpha&b=beta&variant=chess", "Select a valid choice"),
+    ],
+)
+def test_a_bad_head_to_head_is_a_form_error(league: dict[str, Any], query: str, words: str) -> None:
+    r = Client().get(f"/head-to-head/?{query}")
+    assert r.status_code == 400
+    assert words in r.content.decode().replace("&#x27;", "'")
+
+
+def test_the_head_to_head_form_alone_is_no_error(db: Any) -> None:
+    r = Client().get("/head-to-head/")
+    assert r.status_code == 200 and "Compare" in r.content.decode()
