@@ -30,7 +30,7 @@ import engine
 from arena.bots import services as bots
 from arena.bots.models import Bot, BotVersion, describe_variants
 from arena.bots.unpack import UploadError
-from arena.games import downloads, failures, filters, headtohead, privacy, ratings
+from arena.games import downloads, failures, filters, headtohead, los, privacy, ratings
 from arena.games.models import Match, MatchRecord, Rating, RatingPoint, Variant
 from arena.privacy import player_logs
 from arena.replay import replay_frames
@@ -128,6 +128,9 @@ def leaderboard(request: HttpRequest, variant: str = "yinsh") -> HttpResponse:
             "page": page,
             "rows": [(first + i + 1, r) for i, r in enumerate(page.object_list)],
             "include_retired": include_retired,
+            "los": los.table(variant, include_retired=include_retired)
+            if page.number == 1
+            else None,
             "anchor": settings.RATING_ANCHOR_BOT,
             "anchor_elo": settings.RATING_ANCHOR_ELO,
             "provisional_games": settings.RATING_PROVISIONAL_GAMES,

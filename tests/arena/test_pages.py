@@ -10,17 +10,18 @@ import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
+from arena import rating
 from arena.bots import services as bot_services
 from arena.bots.models import BotVersion
 from arena.duels import services as duels
 from arena.duels.models import Duel
-from arena.games import filters, headtohead
+from arena.games import filters, headtohead, los, ratings
 from arena.games import services as games
 from arena.games.models import Match
 from arena.notifications import services as notifications
 from arena.tournaments.models import Entry, Tournament
 from tests.arena.conftest import make_version
-from tests.arena.test_ladder_and_ratings import play_out
+from tests.arena.test_ladder_and_ratings import play_out, results
 from tests.arena.test_matches import queued_match
 
 pytestmark = pytest.mark.django_db
@@ -460,3 +461,57 @@ def test_a_bad_head_to_head_is_a_form_error(league: dict[str, Any], query: str, 
 def test_the_head_to_head_form_alone_is_no_error(db: Any) -> None:
     r = Client().get("/head-to-head/")
     assert r.status_code == 200 and "Compare" in r.content.decode()
+
+
+# ----------------------------------------------------------------------------- LOS
+
+
+def test_the_los_table_compares_the_top_versions_from_their_pair_counts(
+    user: Any, anchor: Any
+) -> None:
+    strong, middle, weak = (make_version(user, n) for n in ("strong", "middle", "weak"))
+    results(
+        {
+            (strong, anchor): (8, 0, 0),
+            (anchor, strong): (0, 0, 8),
+            (middle, anchor): (5, 0, 3),
+            (weak, anchor): (2, 0, 6),
+            (strong, middle): (3, 1, 1),
+            (middle, strong): (1, 0, 2),  # strong: +5 =1 -2 against middle
+        }
+    )
+    ratings.refresh("yinsh")
+    t = los.table("yinsh", top=3)
+    assert [r.version_id for r in t.rows] == [strong.pk, middle.pk, anchor.pk]
+    assert t.cells[0][0] is None and t.cells[1][1] is None
+    s_m = t.cells[0][1]
+    assert s_m is not None and (s_m.wins, s_m.draws, s_m.losses) == (5, 1, 2)
+    assert s_m.los == pytest.approx(rating.likelihood_of_superiority(5, 2))
+    m_s = t.cells[1][0]
+    assert m_s is not None and (m_s.wins, m_s.losses) == (2, 5)
+    assert m_s.los == pytest.approx(1 - s_m.los)
+    s_a = t.cells[0][2]
+    assert s_a is not None and s_a.wins == 16 and s_a.los is not None and s_a.los > 0.99
+    assert len(los.table("yinsh").rows) == 4
+    assert los.table("blitz").rows == []
+
+
+def test_versions_that_never_played_each_other_have_no_los(user: Any, anchor: Any) -> None:
+    a, b = make_version(user, "a"), make_version(user, "b")
+    results({(a, anchor): (3, 0, 1), (b, anchor): (1, 2, 1)})
+    ratings.refresh("yinsh")
+    t = los.table("yinsh")
+    ia, ib = (next(i for i, r in enumerate(t.rows) if r.version_id == v.pk) for v in (a, b))
+    cell = t.cells[ia][ib]
+    assert cell is not None and cell.los is None and cell.wins + cell.draws + cell.losses == 0
+
+
+def test_the_leaderboard_shows_the_los_table(user: Any, anchor: Any) -> None:
+    strong = make_version(user, "strong")
+    results({(strong, anchor): (5, 0, 2)})
+    ratings.refresh("yinsh")
+    page = Client().get("/leaderboard/yinsh/").content.decode()
+    assert "Likelihood of superiority (top 2)" in page
+    expected = rating.likelihood_of_superiority(5, 2)
+    assert f"{100 * expected:.1f}%" in page and f"{100 * (1 - expected):.1f}%" in page
+    assert 'title="+5 =0 \u22122"' in page
