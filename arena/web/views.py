@@ -161,15 +161,15 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
     for r in Rating.objects.filter(version__in=vids).order_by("variant"):
         by_version[r.version_id].append(r)
     labels = {v.pk: v.label for v in versions}
-    history: dict[str, dict[int, list[tuple[datetime, float]]]] = defaultdict(
+    history: dict[str, dict[int, list[tuple[datetime, float, float | None]]]] = defaultdict(
         lambda: defaultdict(list)
     )
-    for vid, variant, at, elo in (
+    for vid, variant, at, elo, error in (
         RatingPoint.objects.filter(version__in=vids)
         .order_by("at")
-        .values_list("version_id", "variant", "at", "elo")
+        .values_list("version_id", "variant", "at", "elo", "error")
     ):
-        history[variant][vid].append((at, elo))
+        history[variant][vid].append((at, elo, error))
     provisional = {
         (r.version_id, r.variant) for rs in by_version.values() for r in rs if r.provisional
     }
@@ -180,7 +180,8 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
                 [
                     Series(
                         labels[vid] + (" (provisional)" if (vid, variant) in provisional else ""),
-                        pts,
+                        [(at, elo) for at, elo, _ in pts],
+                        [error for _, _, error in pts],
                     )
                     for vid, pts in sorted(per.items())
                 ]

@@ -4,6 +4,8 @@ head-to-head, the leaderboard's LOS table and the rating charts' bands."""
 from __future__ import annotations
 
 import math
+import re
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -17,9 +19,10 @@ from arena.duels import services as duels
 from arena.duels.models import Duel
 from arena.games import filters, headtohead, los, ratings
 from arena.games import services as games
-from arena.games.models import Match
+from arena.games.models import Match, RatingPoint
 from arena.notifications import services as notifications
 from arena.tournaments.models import Entry, Tournament
+from arena.web.plots import Series, history_svg
 from tests.arena.conftest import make_version
 from tests.arena.test_ladder_and_ratings import play_out, results
 from tests.arena.test_matches import queued_match
@@ -515,3 +518,66 @@ def test_the_leaderboard_shows_the_los_table(user: Any, anchor: Any) -> None:
     expected = rating.likelihood_of_superiority(5, 2)
     assert f"{100 * expected:.1f}%" in page and f"{100 * (1 - expected):.1f}%" in page
     assert 'title="+5 =0 \u22122"' in page
+
+
+# ----------------------------------------------------------------------------- rating bands
+
+
+def _series(elos: list[float], errors: list[float | None] | None = None) -> Series:
+    """A version's history, a point a day."""
+    days = [datetime(2026, 1, 1 + k, tzinfo=UTC) for k in range(len(elos))]
+    return Series("a v1", list(zip(days, elos, strict=True)), errors or [])
+
+
+def _numbers(svg: str, tag: str, attr: str) -> list[list[tuple[float, float]]]:
+    """The ``attr`` point lists of every ``tag`` element of an SVG."""
+    found = re.findall(rf'<{tag} {attr}="([^"]+)"', svg)
+    return [[(float(a), float(b)) for a, b in (p.split(",") for p in f.split())] for f in found]
+
+
+def test_a_chart_draws_each_series_inside_its_95_percent_band() -> None:
+    svg = history_svg([_series([1000.0, 1100.0, 1150.0], [200.0, 100.0, 50.0])])
+    (band,) = _numbers(svg, "polygon", "points")
+    (line,) = _numbers(svg, "polyline", "points")
+    upper, lower = band[:3], band[3:][::-1]
+    for (lx, ly), (ux, uy), (bx, by) in zip(line, upper, lower, strict=True):
+        assert lx == ux == bx
+        assert uy < ly < by  # the band's top is above the line (smaller y), its bottom below
+    widths = [by - uy for (_, uy), (_, by) in zip(upper, lower, strict=True)]
+    assert widths[0] > widths[1] > widths[2]  # the interval narrows as the games add up
+    assert widths[0] == pytest.approx(2 * widths[1], rel=0.02)
+
+
+def test_a_chart_has_no_band_where_the_interval_is_unknown() -> None:
+    elos = [1000.0, 1010.0, 1020.0, 1030.0]
+    svg = history_svg([_series(elos, [None, 40.0, 40.0, None])])
+    (band,) = _numbers(svg, "polygon", "points")
+    assert len(band) == 4  # the two middle points, up and back
+    assert "<polygon" not in history_svg([_series(elos)])
+    one = history_svg([_series(elos[:1], [30.0])])
+    assert '<line x1="' in one and 'class="band"' in one and "<polygon" not in one
+
+
+def test_a_very_wide_band_is_cut_at_the_charts_edge() -> None:
+    svg = history_svg([_series([1000.0, 1000.0], [5000.0, 5000.0])])
+    (band,) = _numbers(svg, "polygon", "points")
+    area = re.search(r'<rect x="\d+" y="(\d+)" width="\d+" height="(\d+)" class="chart-area"', svg)
+    assert area is not None
+    top, bottom = float(area[1]), float(area[1]) + float(area[2])
+    ys = [y for _, y in band]
+    assert min(ys) == top and max(ys) == bottom  # cut at the plot area's edges
+    labels = [float(v) for v in re.findall(r'text-anchor="end">(-?\d+)</text>', svg)]
+    assert max(labels) < 1000 + 5000 and min(labels) > 1000 - 5000
+
+
+@pytest.mark.django_db
+def test_the_bot_page_draws_the_rating_band(user: Any, anchor: Any) -> None:
+    a = make_version(user, "alpha")
+    results({(a, anchor): (3, 1, 1)})
+    ratings.refresh("yinsh")
+    results({(anchor, a): (1, 0, 3)})
+    ratings.refresh("yinsh")
+    assert RatingPoint.objects.filter(version=a).exclude(error=None).count() == 2
+    page = Client().get("/bots/alpha/").content.decode()
+    assert '<polygon points="' in page and 'class="band"' in page
+    assert "shaded: the 95% interval" in page
