@@ -581,3 +581,18 @@ def test_the_bot_page_draws_the_rating_band(user: Any, anchor: Any) -> None:
     page = Client().get("/bots/alpha/").content.decode()
     assert '<polygon points="' in page and 'class="band"' in page
     assert "shaded: the 95% interval" in page
+
+
+def test_the_los_table_and_a_head_to_head_take_a_fixed_number_of_queries(
+    user: Any, anchor: Any, django_assert_num_queries: Any
+) -> None:
+    versions = [make_version(user, f"bot{k}") for k in range(12)]
+    results({(v, anchor): (2, 1, 1) for v in versions})
+    results({(versions[0], v): (1, 0, 1) for v in versions[1:]})
+    ratings.refresh("yinsh")
+    with django_assert_num_queries(2):
+        t = los.table("yinsh")
+    assert len(t.rows) == 10
+    a, b = versions[0].bot, versions[1].bot
+    with django_assert_num_queries(1):
+        assert headtohead.head_to_head(a, b).games == 2
