@@ -596,3 +596,10 @@ def test_the_los_table_and_a_head_to_head_take_a_fixed_number_of_queries(
     a, b = versions[0].bot, versions[1].bot
     with django_assert_num_queries(1):
         assert headtohead.head_to_head(a, b).games == 2
+
+
+def test_a_head_to_head_without_games_says_so_and_shows_no_interval(
+    league: dict[str, Any],
+) -> None:
+    page = Client().get("/head-to-head/?a=alpha&b=gamma&variant=yinsh").content.decode()
+    assert "no finished game between them yet" in page and "\u221e" not in page
