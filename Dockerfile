@@ -1,7 +1,10 @@
 # The arena's image: the web site (gunicorn), the Celery worker and beat all run from it.
 #   docker build -t yinsh-arena .
 # docker-compose.yml runs it; docs/deployment.md explains the services and the settings.
-FROM python:3.11-slim-bookworm
+# The base can be any Debian bookworm image with Python 3.11 in /usr/local (as the official
+# image has it), for hosts that build from a local mirror: --build-arg BASE_IMAGE=...
+ARG BASE_IMAGE=python:3.11-slim-bookworm
+FROM ${BASE_IMAGE}
 
 # bubblewrap: the bot sandbox (setpriv, from util-linux, drops to the bots' uids). Python
 # bots run on the image's interpreter under /usr/local, which the sandbox mounts read-only.

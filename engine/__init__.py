@@ -21,7 +21,7 @@ from engine.notation import (
     split_turns,
     write_moves,
 )
-from engine.record import Record, RecordError
+from engine.record import Record, RecordError, read_records, write_records
 from engine.state import (
     Color,
     Ending,
@@ -67,8 +67,10 @@ __all__ = [
     "play_turn",
     "point_key",
     "read_moves",
+    "read_records",
     "replay",
     "split_turns",
     "variant",
     "write_moves",
+    "write_records",
 ]

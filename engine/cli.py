@@ -28,7 +28,7 @@ from typing import TextIO
 
 from engine.actions import IllegalAction, InvalidAction
 from engine.notation import write_moves
-from engine.record import Record, RecordError
+from engine.record import Record, RecordError, read_records
 from engine.state import State, perft
 from engine.variants import VARIANTS
 
@@ -156,11 +156,37 @@ def bench(variants: list[str], seconds: float, seed: int) -> list[str]:
     return lines
 
 
+def replay_lines(record: Record, *, short: bool = False) -> list[str]:
+    """What ``replay`` prints for a file of one game: the final position and the result."""
+    s = record.replay()
+    lines = [
+        f"variant {record.variant.name}, {len(record.actions)} actions",
+        f"state {s.describe()}",
+        f"removed white={s.removed[0]} black={s.removed[1]} pool={s.pool}",
+        _result(record),
+    ]
+    if short:
+        lines.append(write_moves(record.actions, record.variant, long=False))
+    return lines
+
+
+def game_line(record: Record) -> str:
+    """What ``replay`` prints for each game of a file of several: variant, length, result."""
+    return f"variant {record.variant.name}, {len(record.actions)} actions, {_result(record)}"
+
+
+def _result(record: Record) -> str:
+    if record.outcome is None:
+        return "result * (unfinished)"
+    o = record.outcome
+    return f"result {o.result.value} ({o.result.score}) by {o.termination.value}"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m engine", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("shell", help="the line protocol on stdin/stdout")
-    p = sub.add_parser("replay", help="check a record file or a line of moves")
+    p = sub.add_parser("replay", help="check a record file (one game or many) or a line of moves")
     p.add_argument("file", help="a record file, a bare line of moves, or - for stdin")
     p.add_argument("--variant", default="yinsh", help="for a bare line of moves (default yinsh)")
     p.add_argument("--short", action="store_true", help="print the moves in the short form")
@@ -191,21 +217,20 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{args.file}: cannot read: {e}", file=sys.stderr)
             return 1
         try:
-            record = Record.parse(text, default_variant=args.variant)
+            records = list(read_records(text, default_variant=args.variant))
+            if not records:  # an empty file: an empty game, as a file of one game
+                records = [Record.parse(text, default_variant=args.variant)]
         except RecordError as e:
             print(f"{args.file}: {e}", file=sys.stderr)
             return 1
-        s = record.replay()
-        print(f"variant {record.variant.name}, {len(record.actions)} actions")
-        print(f"state {s.describe()}")
-        print(f"removed white={s.removed[0]} black={s.removed[1]} pool={s.pool}")
-        if record.outcome:
-            o = record.outcome
-            print(f"result {o.result.value} ({o.result.score}) by {o.termination.value}")
-        else:
-            print("result * (unfinished)")
-        if args.short:
-            print(write_moves(record.actions, record.variant, long=False))
+        if len(records) == 1:
+            print("\n".join(replay_lines(records[0], short=args.short)))
+            return 0
+        for number, record in enumerate(records, 1):
+            print(f"game {number}: {game_line(record)}")
+            if args.short:
+                print(write_moves(record.actions, record.variant, long=False))
+        print(f"{len(records)} games")
         return 0
     if args.command == "selfplay":
         args.out.mkdir(parents=True, exist_ok=True)

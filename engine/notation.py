@@ -129,7 +129,14 @@ def _default_row(rows: Sequence[Action]) -> Action:
     return min(rows, key=str)
 
 
-def _tokens(text: str) -> list[str]:
+def tokens(text: str) -> list[str]:
+    """The move tokens of a line of moves, lower-cased, as the readers number them.
+
+    ``23. i8-f5`` (a space after the number) is one token; ``...`` is skipped::
+
+        >>> tokens("1.E3 2. a5 ... 3.b5")
+        ['1.e3', '2.a5', '3.b5']
+    """
     words = text.lower().split()
     out: list[str] = []
     i = 0
@@ -155,11 +162,11 @@ def replay(text: str, variant: str | Variant = "yinsh") -> State:
     """
     moves = read_moves(text, variant)
     if moves.resigned is not None:
-        tokens = _tokens(text)  # the resignation is the last one
+        words = tokens(text)  # the resignation is the last one
         raise NotationError(
             "a resignation is not a move",
-            token=tokens[-1],
-            number=len(tokens),
+            token=words[-1],
+            number=len(words),
             position=moves.state.describe(),
         )
     return moves.state
@@ -172,9 +179,9 @@ def read_moves(text: str, variant: str | Variant = "yinsh", *, unfinished: bool 
     player running out of time before removing its ring).
     """
     s = State(variant)
-    tokens = _tokens(text)
+    words = tokens(text)
     resigned: Color | None = None
-    for k, token in enumerate(tokens):
+    for k, token in enumerate(words):
         number = k + 1
         m = _NUMBER.match(token)
         body = token
@@ -189,7 +196,7 @@ def read_moves(text: str, variant: str | Variant = "yinsh", *, unfinished: bool 
                     position=s.describe(),
                 )
         if body == "resign":
-            if k != len(tokens) - 1:
+            if k != len(words) - 1:
                 raise NotationError(
                     "moves after a resignation", token=token, number=number, position=s.describe()
                 )
@@ -199,7 +206,7 @@ def read_moves(text: str, variant: str | Variant = "yinsh", *, unfinished: bool 
                 )
             resigned = s.turn
             break
-        _play_turn(s, body, token, number, partial=unfinished and k == len(tokens) - 1)
+        _play_turn(s, body, token, number, partial=unfinished and k == len(words) - 1)
     return Moves(s, resigned)
 
 

@@ -13,6 +13,7 @@ from rest_framework.request import Request
 from arena.bots import services as bots
 from arena.bots.models import DESCRIPTION_MAX_LENGTH, NAME_MAX_LENGTH, NAME_RULE, Bot, BotVersion
 from arena.games import failures, privacy
+from arena.games.downloads import LadderMonth
 from arena.games.filters import TERMINATIONS
 from arena.games.models import Match, Rating, RatingPoint, Variant
 from arena.jsontypes import JSONObject
@@ -305,6 +306,21 @@ class MatchSerializer(serializers.ModelSerializer):
             "record_short": _absolute(self, reverse("match-record-short", args=[obj.pk])),
             "transcript": _absolute(self, reverse("match-transcript", args=[obj.pk])),
         }
+
+
+class LadderMonthSerializer(serializers.Serializer):
+    """A month of finished ladder games of one variant: one file to download."""
+
+    variant = serializers.ChoiceField(choices=Variant.choices, read_only=True)
+    month = serializers.CharField(read_only=True, help_text="YYYY-MM (UTC, when games finished).")
+    games = serializers.IntegerField(read_only=True)
+    download = serializers.SerializerMethodField(
+        help_text="The file: every game's record, one after another, by match number."
+    )
+
+    @extend_schema_field({"type": "string", "format": "uri"})
+    def get_download(self, obj: LadderMonth) -> str:
+        return _absolute(self, reverse("api-match-archive", args=[obj.variant, obj.month]))
 
 
 class LeaderboardRowSerializer(serializers.ModelSerializer):

@@ -8,7 +8,13 @@ from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.db.models import Prefetch, QuerySet
-from django.http import FileResponse, HttpRequest, HttpResponse, JsonResponse
+from django.http import (
+    FileResponse,
+    HttpRequest,
+    HttpResponse,
+    JsonResponse,
+    StreamingHttpResponse,
+)
 from django.shortcuts import get_object_or_404
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.types import OpenApiTypes
@@ -16,7 +22,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, permissions, serializers, status, viewsets
 from rest_framework import views as drf_views
 from rest_framework.decorators import action
-from rest_framework.exceptions import ParseError, PermissionDenied, ValidationError
+from rest_framework.exceptions import NotFound, ParseError, PermissionDenied, ValidationError
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -26,7 +32,7 @@ from arena.bots import services as bots
 from arena.bots.models import Bot, BotVersion, playing
 from arena.bots.unpack import UploadError
 from arena.games import downloads, filters, ratings
-from arena.games.models import Match, MatchRecord, Rating
+from arena.games.models import Match, MatchRecord, Rating, Variant
 from arena.notifications import services as notifications
 from arena.notifications.webhook import WebhookError
 from arena.tournaments import services as tournaments
@@ -266,6 +272,37 @@ class MatchViewSet(viewsets.ReadOnlyModelViewSet):
         """The JSON transcript of the game: the stderr, ``info`` and failure details of a
         colour only to that bot's owner (and staff); no server path to anyone."""
         return downloads.transcript(self._data(), request.user).response()
+
+    @extend_schema(responses={200: s.LadderMonthSerializer(many=True)})
+    @action(detail=False, methods=["get"], url_path="archives", pagination_class=None)
+    def archives(self, request: Request) -> Response:
+        """The ladder's archives: the months with finished ladder games of each variant,
+        newest first, with their numbers of games and their files."""
+        months = downloads.ladder_months()
+        return Response(
+            s.LadderMonthSerializer(months, many=True, context={"request": request}).data
+        )
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("variant", str, OpenApiParameter.PATH, enum=Variant.values),
+            OpenApiParameter("month", str, OpenApiParameter.PATH, description="YYYY-MM"),
+        ],
+        responses={(200, "text/plain"): OpenApiTypes.STR},
+    )
+    @action(
+        detail=False,
+        methods=["get"],
+        url_path=r"archives/(?P<variant>[^/.]+)/(?P<month>[^/.]+)",
+    )
+    def archive(self, request: Request, variant: str, month: str) -> StreamingHttpResponse:
+        """A month's finished ladder games of a variant in one file: each game's record (its
+        headers, then its moves), a blank line between two, by match number.
+        ``python -m engine replay`` checks every game."""
+        found = downloads.ladder_month(variant, month)
+        if found is None:
+            raise NotFound(f"no ladder games of {variant!r} in {month!r}")
+        return found.download().response()
 
 
 @extend_schema(tags=["ratings"])

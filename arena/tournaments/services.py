@@ -27,7 +27,7 @@ from django.utils import timezone
 
 from arena import worker
 from arena.bots.models import Bot, BotVersion
-from arena.games import privacy
+from arena.games import downloads, privacy
 from arena.games.models import Match, MatchRecord, Variant
 from arena.games.services import opening_for, queue_pending
 from arena.notifications.models import Event
@@ -398,7 +398,7 @@ def archive(tournament: Tournament, user: privacy.Viewer = None) -> bytes:
                 ),
             )
             everything.append(rec.record)
-        zf.writestr(f"{top}/all-games.txt", "\n".join(everything))
+        zf.writestr(f"{top}/all-games.txt", "".join(downloads.games_file(everything)))
         zf.writestr(f"{top}/standings.txt", standings_text(tournament, table))
     return buf.getvalue()
 

@@ -45,6 +45,8 @@ urlpatterns = [
     ),
     path("matches/<int:pk>/transcript.json", views.match_transcript, name="match-transcript"),
     path("matches/<int:pk>/replay.json", views.match_replay, name="match-replay"),
+    path("archive/", views.ladder_archives, name="ladder-archives"),
+    path("archive/<str:variant>/<str:month>.txt", views.ladder_archive, name="ladder-archive"),
     path("tournaments/", views.tournament_list, name="tournaments"),
     path("tournaments/new/", views.tournament_create, name="tournament-create"),
     path("tournaments/<int:pk>/", views.tournament_detail, name="tournament"),

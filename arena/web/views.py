@@ -20,6 +20,7 @@ from django.http import (
     HttpResponse,
     HttpResponseBase,
     JsonResponse,
+    StreamingHttpResponse,
 )
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -433,6 +434,18 @@ def match_record(request: HttpRequest, pk: int, form: str = "long") -> HttpRespo
 
 def match_transcript(request: HttpRequest, pk: int) -> HttpResponse:
     return downloads.transcript(_record(pk), request.user).response()
+
+
+def ladder_archives(request: HttpRequest) -> HttpResponse:
+    """The months of finished ladder games per variant, each a file to download."""
+    return render(request, "web/ladder_archives.html", {"months": downloads.ladder_months()})
+
+
+def ladder_archive(request: HttpRequest, variant: str, month: str) -> StreamingHttpResponse:
+    found = downloads.ladder_month(variant, month)
+    if found is None:
+        raise Http404(f"no ladder games of {variant!r} in {month!r}")
+    return found.download().response()
 
 
 def match_replay(request: HttpRequest, pk: int) -> JsonResponse:

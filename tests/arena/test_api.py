@@ -76,6 +76,8 @@ def test_the_schema_is_valid_openapi_and_lists_every_endpoint() -> None:
         "/api/matches/{id}/",
         "/api/matches/{id}/record/",
         "/api/matches/{id}/transcript/",
+        "/api/matches/archives/",
+        "/api/matches/archives/{variant}/{month}/",
         "/api/tournaments/",
         "/api/tournaments/{id}/",
         "/api/tournaments/{id}/pause/",

@@ -88,3 +88,12 @@ def test_the_image_installs_bubblewrap_and_the_project() -> None:
     assert "COPY docs" in text  # the guide's pages are rendered from docs/
     assert "collectstatic" in text
     assert "compileall -q engine bots/sdk" in text  # bots import them read-only
+
+
+def test_images_can_come_from_a_local_registry_or_build(compose: dict[str, Any]) -> None:
+    # Hosts without access to Docker Hub build or mirror their own, keeping the public defaults.
+    text = (ROOT / "Dockerfile").read_text()
+    assert "ARG BASE_IMAGE=python:3.11-slim-bookworm\nFROM ${BASE_IMAGE}" in text
+    services = compose["services"]
+    assert services["postgres"]["image"] == "${POSTGRES_IMAGE:-postgres:16}"
+    assert services["redis"]["image"] == "${REDIS_IMAGE:-redis:7}"

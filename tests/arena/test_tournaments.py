@@ -3,21 +3,30 @@
 from __future__ import annotations
 
 import io
+import re
+import subprocess
+import sys
 import zipfile
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
 from django.core.exceptions import PermissionDenied
+from django.test import Client
 
+import engine
 from arena.games import services as games
 from arena.games.models import Match, MatchRecord
+from arena.referee.match import GameResult
 from arena.referee.openings import opening
+from arena.referee.outcomes import Failure
 from arena.referee.schedule import round_robin
 from arena.tournaments import services
 from arena.tournaments.models import Tournament
 from tests.arena.conftest import make_version
 from tests.arena.test_matches import fake_result
+from tests.engine.helpers import ROOT, random_game
 
 M = Match.Status
 
@@ -256,6 +265,59 @@ def test_the_archive_holds_every_record_byte_for_byte(user: Any, entrants: list[
             assert zf.read(short).decode() == data.record_short
         assert any(n.endswith("standings.txt") for n in names)
         assert any(n.endswith("all-games.txt") for n in names)
+
+
+def game_result(record: engine.Record, fault: str | None = None) -> GameResult:
+    """What the referee returns for a game with this record."""
+    assert record.outcome is not None
+    return GameResult(record.outcome, "the game ended", fault, record, {"moves": []}, 1.0)
+
+
+def replay_file(path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "engine", "replay", str(path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.mark.django_db
+def test_every_game_file_of_a_downloaded_archive_replays(
+    user: Any, entrants: list[Any], tmp_path: Path
+) -> None:
+    """The archive as the site serves it: each record, long and short, and all-games.txt (every
+    game one after another), pass ``python -m engine replay``; all-games.txt once did not."""
+    t = start(user, entrants[:2], games_per_pair=3)
+    headers = {"Event": t.name, "White": "bot-0 v1", "Black": "bot-1 v1"}
+    played = engine.Record.from_state(random_game("blitz", 7), **headers)
+    crashed = engine.Record(  # White's bot exited before its first move
+        engine.variant("blitz"), [], engine.Outcome(engine.Result.BLACK, Failure.CRASH), headers
+    )
+    results = [game_result(played), game_result(crashed, "white"), fake_result("blitz", "black")]
+    for m, result in zip(t.matches.order_by("round", "pk"), results, strict=True):
+        Match.objects.filter(pk=m.pk).update(status=M.QUEUED)
+        assert games.finish(m.pk, games.claim(m.pk), result)
+    archive = Client().get(f"/tournaments/{t.pk}/archive.zip")
+    assert archive.status_code == 200
+    with zipfile.ZipFile(io.BytesIO(archive.content)) as zf:
+        zf.extractall(tmp_path)
+    files = sorted(p for p in tmp_path.rglob("*.txt") if p.name != "standings.txt")
+    assert len(files) == 2 * 3 + 1
+    for path in files:
+        done = replay_file(path)
+        assert done.returncode == 0, f"{path.name}: {done.stderr}"
+    (everything,) = tmp_path.rglob("all-games.txt")
+    lines = replay_file(everything).stdout.splitlines()
+    assert lines[-1] == "3 games"
+    assert re.fullmatch(r"game 1: variant blitz, \d+ actions, result \w+ \(.+\) by rows", lines[0])
+    assert lines[1] == "game 2: variant blitz, 0 actions, result black (0-1) by crash"
+    assert lines[2] == "game 3: variant blitz, 2 actions, result black (0-1) by time"
+    assert list(engine.read_records(everything.read_text())) == [
+        engine.Record.parse(r.record)
+        for r in MatchRecord.objects.filter(match__tournament=t).order_by("match__round", "pk")
+    ]
 
 
 @pytest.mark.django_db

@@ -7,7 +7,16 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine import Action, NotationError, Record, RecordError, State, read_moves
+from engine import (
+    Action,
+    NotationError,
+    Record,
+    RecordError,
+    State,
+    read_moves,
+    read_records,
+    write_records,
+)
 from engine.cli import Shell
 
 # Pieces that look like notation, so that the fuzzing reaches the rules, not just the syntax.
@@ -91,6 +100,16 @@ def test_any_record_file_is_read_or_refused_with_a_record_error(headers, moves):
         assert str(e)
     else:
         assert Record.parse(record.to_text()) == record
+        # A file that reads as one game reads as that game among many too (an empty one, of
+        # blank lines and comments only, as no game).
+        empty = all(not x.strip() or x.strip().startswith("#") for x in text.split("\n"))
+        assert list(read_records(text)) == ([] if empty else [record])
+    try:
+        records = list(read_records(text))
+    except RecordError as e:
+        assert str(e).startswith("game ")
+    else:
+        assert list(read_records(write_records(records))) == records
 
 
 _COMMANDS = st.sampled_from(

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from engine import Record, State, replay
+from engine import Outcome, Record, Result, State, ending, replay, write_moves, write_records
 from tests.engine.helpers import REAL_GAMES, ROOT
 from tests.engine.positions import CASE_1
 
@@ -188,6 +188,32 @@ def test_replay_refuses_a_broken_file_and_names_the_token(tmp_path):
     assert done.returncode != 0
     assert done.stdout == ""
     assert "move 11, '11.h7-i9'" in done.stderr and "position: next=move turn=w" in done.stderr
+
+
+def test_replay_reads_a_file_of_many_games_one_line_each(tmp_path):
+    real = [Record.parse(p.read_text()) for p in REAL if p.name.endswith(".long.txt")]
+    crashed = Record(real[0].variant, [], Outcome(Result.WHITE, ending("crash")), {"Round": "2"})
+    path = tmp_path / "all-games.txt"
+    path.write_text(write_records([real[0], crashed, *real[1:]]))
+    done = engine("replay", str(path))
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[-1] == f"{len(real) + 1} games"
+    assert lines[1] == "game 2: variant yinsh, 0 actions, result white (1-0) by crash"
+    for number, line in enumerate(lines[:-1], 1):
+        assert re.fullmatch(rf"game {number}: variant yinsh, \d+ actions, result .+", line)
+    short = engine("replay", "--short", str(path)).stdout.splitlines()
+    assert short[1] == write_moves(real[0].actions, long=False)
+
+
+def test_replay_of_many_games_names_the_bad_game_and_its_line(tmp_path):
+    path = tmp_path / "games.txt"
+    good = Record.parse((REAL_GAMES / "bga_862307561.long.txt").read_text()).to_text()
+    path.write_text(good + "\n" + good + '\n[Variant "yinsh"]\n\n1.e3 2.e3\n')
+    done = engine("replay", str(path))
+    line = good.count("\n") * 2 + 5
+    assert done.returncode == 1 and done.stdout == ""
+    assert f"games.txt: game 3, line {line}: move 2, '2.e3'" in done.stderr
 
 
 def test_replay_of_an_unreadable_file_is_an_error_not_a_traceback(tmp_path):

@@ -13,13 +13,18 @@ from engine import (
     Action,
     Kind,
     NotationError,
+    Outcome,
     Phase,
     Record,
+    Result,
     State,
+    ending,
     read_moves,
+    read_records,
     split_turns,
     variant,
     write_moves,
+    write_records,
 )
 from tests.engine.helpers import VARIANT_NAMES, legal, random_game, snapshot
 
@@ -101,6 +106,45 @@ def test_a_record_reads_back_as_the_same_game(name, g, white, event):
         back = Record.parse(record.to_text(long=long))
         assert back == record
         assert back.replay().key() == s.key()
+
+
+_VALUES = st.text(max_size=12).map(lambda t: t.replace("\n", " "))
+_HEADERS = st.dictionaries(
+    st.sampled_from(["Event", "Site", "Date", "Round", "White", "Black", "Custom"]), _VALUES
+)
+# A game: its variant and seed, where it stops (None: played out; else a share of its turns),
+# whether a stopped game was forfeited (else it is unfinished), and its headers.
+_FILE_GAMES = st.tuples(
+    st.sampled_from(VARIANT_NAMES),
+    GAMES,
+    st.none() | st.floats(0, 1),
+    st.booleans(),
+    _HEADERS,
+)
+
+
+def file_game(name, g, stop, forfeit, headers) -> Record:
+    s = game(name, g)
+    if stop is None:
+        return Record.from_state(s, **headers)
+    turns = split_turns(s.history, name)
+    kept = turns[: int(stop * (len(turns) - 1))]  # never the last turn: the game goes on
+    outcome = Outcome(Result.BLACK, ending("crash")) if forfeit else None
+    return Record(variant(name), [a for t in kept for a in t], outcome, headers)
+
+
+@settings(SETTINGS, max_examples=40)
+@given(games=st.lists(_FILE_GAMES, max_size=5), long=st.booleans())
+def test_a_file_of_many_games_reads_back_as_the_same_games(games, long):
+    """parse(write(games)) == games, whatever the games: played out, unfinished, forfeited
+    before any move (a game without moves), with any headers."""
+    records = [file_game(*g) for g in games]
+    text = write_records(records, long=long)
+    assert list(read_records(text)) == records
+    # Read from an open file's lines as well as from its text.
+    assert list(read_records(line + "\n" for line in text.split("\n"))) == records
+    if len(records) == 1:
+        assert Record.parse(text) == records[0]
 
 
 @pytest.mark.parametrize("name", VARIANT_NAMES)

@@ -14,8 +14,10 @@ from engine import (
     Termination,
     ending,
     read_moves,
+    read_records,
     replay,
     variant,
+    write_records,
 )
 from tests.engine.helpers import REAL_GAMES
 from tests.engine.positions import CASE_1
@@ -276,3 +278,69 @@ def test_records_of_every_variant_read_back():
             s.push(sorted(s.legal_actions(), key=str)[0])
         record = Record.from_state(s)
         assert Record.parse(record.to_text()) == record
+
+
+# ------------------------------------------------------------------------ files of many games
+
+
+def test_a_file_of_many_games_reads_one_game_after_another():
+    finished = Record.parse(FINISHED)
+    games = [
+        Record.from_state(replay(UNFINISHED), Event="cup", Round="1"),
+        finished,
+        # Forfeited before the first move: headers only; the next game starts with an Event,
+        # a header this one does not have.
+        Record(variant("blitz"), [], Outcome(Result.WHITE, ending("crash")), {"Round": "3"}),
+        Record(variant("yangsh"), [], None, {"Event": "cup"}),
+    ]
+    text = write_records(games)
+    assert "\n\n[Event" in text and text.count('[Variant "') == 4
+    assert list(read_records(text)) == games
+    assert list(read_records(write_records(games, long=False))) == games
+
+
+def test_records_joined_with_blank_lines_or_none_read_as_many_games():
+    a = Record.from_state(replay(UNFINISHED), White="a")
+    b = Record.parse(FINISHED)
+    for sep in ("\n", "", "\n\n# next game\n\n"):
+        assert list(read_records(a.to_text() + sep + b.to_text())) == [a, b]
+    assert list(read_records("")) == []
+
+
+def test_headers_split_by_a_blank_line_are_still_one_game():
+    text = '[Variant "blitz"]\n\n[White "a"]\n\n1.e3 2.a5\n'
+    (game,) = read_records(text)
+    assert game == Record.parse(text)
+    assert game.variant.name == "blitz" and game.headers == {"White": "a"}
+
+
+def test_a_file_of_one_game_still_refuses_a_second():
+    text = write_records([Record.parse(FINISHED), Record.from_state(replay(UNFINISHED))])
+    with pytest.raises(RecordError, match="a header after the moves"):
+        Record.parse(text)
+
+
+@pytest.mark.parametrize(
+    ("second", "message"),
+    [
+        ('[Variant "yinsh"]\n\n1.e3 2.a5 3.e3\n', "game 2, line 10: move 3, '3.e3'"),
+        ('[Variant "yinsh"]\n\n1.e3 2.a5\n3.b5 4.c6\n5.b5', "game 2, line 12: move 5, '5.b5'"),
+        ('[Variant "yinsh"]\n[White x]\n\n1.e3', "game 2, line 9: not a header line"),
+        ('[Variant "chess"]\n\n1.e3', "game 2, line 8: unknown variant 'chess'"),
+        ('[Variant "yinsh"]\n[Result "1-0"]\n\n1.e3', "game 2, line 9: Result 1-0, but"),
+        ('[White "a"]\n[White "b"]\n\n1.e3', "game 2, line 9: header White given twice"),
+    ],
+)
+def test_an_error_names_the_game_and_the_line(second, message):
+    first = Record.from_state(replay(UNFINISHED), White="a", Black="b").to_text()
+    assert first.count("\n") == 6  # the second game starts on line 8
+    games = read_records(first + "\n" + second)
+    assert next(games) == Record.parse(first)  # games are read one at a time
+    with pytest.raises(RecordError, match=message) as e:
+        next(games)
+    assert e.value.game == 2 and e.value.line == int(message.split()[3].rstrip(":"))
+
+
+def test_a_file_of_one_game_names_the_line_of_a_wrong_result():
+    with pytest.raises(RecordError, match=r"^line 2: Result 1-0, but the moves give"):
+        Record.parse('[Variant "yinsh"]\n[Result "1-0"]\n\n1.e3')

@@ -42,6 +42,8 @@ from arena.referee.sandbox import (
     SandboxUnavailable,
     SlotsExhausted,
     ViolationKind,
+    cgrouplayout,
+    cgroups,
     probe,
     processes_of_uids,
     seccomp,
@@ -214,6 +216,39 @@ def test_probe_finds_full_protection_with_every_mechanism(
     assert "bubblewrap" in details and "seccomp filter in force" in details
     assert "writable" in details and "cgroup" in details
     assert f"{sandbox_test_uids.start}-{sandbox_test_uids.stop - 1}" in details
+
+
+def test_bots_cgroups_sit_where_the_referee_may_make_them(
+    sandbox_test_settings: Callable[..., SandboxSettings],
+) -> None:
+    # v1: under each controller's mount. v2: under the group the referee was started in (a
+    # container's or a systemd unit's), whose own processes moved into a leaf first, since v2
+    # lets a non-root group hand controllers down only when no process sits in it.
+    report = probe(sandbox_test_settings())
+    require_full_sandbox(report)
+    layout, _ = cgroups.detect()
+    assert layout is not None
+    if layout.version == 1:
+        assert set(layout.hierarchies()) <= {m for m, kind in mounts_of() if kind == "cgroup"}
+        return
+    (home,) = layout.hierarchies()
+    (mount,) = [m for m, kind in mounts_of() if kind == "cgroup2"]
+    own = cgrouplayout.own_v2_group(Path("/proc/self/cgroup").read_text())
+    assert home == cgrouplayout.home_group(mount, own)
+    assert (home / SANDBOX_TEST_CGROUP).is_dir()
+    if (home / "cgroup.freeze").exists():  # not the true root: the rule applies
+        assert own.endswith(f"/{cgrouplayout.REFEREE_GROUP}")
+        assert (home / "cgroup.procs").read_text().split() == []
+        assert {"memory", "pids"} <= set((home / "cgroup.subtree_control").read_text().split())
+
+
+def mounts_of() -> list[tuple[Path, str]]:
+    """(mount point, filesystem type) of this process's mounts."""
+    found = []
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        left, _, right = line.partition(" - ")
+        found.append((Path(left.split()[4]), right.split()[0]))
+    return found
 
 
 def test_seccomp_program_is_well_formed() -> None:

@@ -30,6 +30,7 @@ module                    what                                                  
 :mod:`.process`           ``BotProcess`` and its ``Lease``
 :mod:`.core`              ``Sandbox``: puts it all together, sweeps leftovers
 :mod:`.seccomp`           the system-call filter (classic BPF, built in Python)
+:mod:`.cgrouplayout`      where the cgroups are; where the bots' groups may go (v1, v2)
 :mod:`.spawn`             starting bots as root behind the preamble; runs as a uid    yes
 :mod:`.kill`              killing by pid and by uid                                   yes
 :mod:`.slots`             host-wide slot locks                                        yes

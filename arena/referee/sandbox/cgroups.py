@@ -1,17 +1,11 @@
 """Control groups for sandboxed bots: one group per slot, for memory, processes, CPU and freezing.
 
-Two layouts are supported:
-
-* **v1** (legacy or hybrid hosts): separate ``memory``, ``pids``, ``cpuacct`` and ``freezer``
-  hierarchies, each mounted on its own directory (``/sys/fs/cgroup/memory`` ...).
-* **v2** (unified hosts): one hierarchy with the ``memory`` and ``pids`` controllers enabled;
-  CPU accounting (``cpu.stat``), freezing (``cgroup.freeze``) and kill-all (``cgroup.kill``)
-  are core features there.
-
-A hybrid host with all four v1 controllers uses v1 (its v2 hierarchy has no controllers).
-Groups are created under ``<hierarchy mount>/<base name>/<slot name>``. Only root can create
-them; the sandbox joins a bot's first process to its group *before* dropping privileges, so
-every process the bot starts is accounted and limited there.
+:mod:`.cgrouplayout` finds where groups may be made (v1 hierarchies, or the referee's home
+group on v2). Groups are created under ``<that directory>/<base name>/<slot name>``. Only
+root can create them; the sandbox joins a bot's first process to its group *before* dropping
+privileges, so every process the bot starts is accounted and limited there. On v2, CPU
+accounting (``cpu.stat``), freezing (``cgroup.freeze``) and kill-all (``cgroup.kill``) are
+core features.
 
 Privileged: every write to the cgroup filesystems, and the kill-all of a group, is here.
 """
@@ -23,16 +17,27 @@ import errno
 import os
 import signal
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 
 from arena.referee.errors import InfrastructureError
+from arena.referee.sandbox.cgrouplayout import (
+    REFEREE_GROUP,
+    V1_CONTROLLERS,
+    V2_CONTROLLERS,
+    CgroupLayout,
+    detect,
+)
 
-__all__ = ["CgroupError", "CgroupLayout", "SlotCgroup", "detect"]
-
-V1_CONTROLLERS = ("memory", "pids", "cpuacct", "freezer")
-V2_CONTROLLERS = ("memory", "pids")
+__all__ = [
+    "V1_CONTROLLERS",
+    "V2_CONTROLLERS",
+    "CgroupError",
+    "CgroupLayout",
+    "SlotCgroup",
+    "detect",
+    "prepare_base",
+]
 
 
 class CgroupError(OSError, InfrastructureError):
@@ -69,91 +74,51 @@ def _keyed(path: Path, key: str) -> int:
     return 0
 
 
-@dataclass(frozen=True)
-class CgroupLayout:
-    """Where this host's cgroup controllers are mounted.
-
-    ``mounts`` maps each needed controller to its hierarchy's mount point; on v2 they are all
-    the same directory.
-    """
-
-    version: int
-    mounts: tuple[tuple[str, Path], ...]
-
-    def mount(self, controller: str) -> Path:
-        """The hierarchy mount point holding ``controller``."""
-        return dict(self.mounts)[controller]
-
-    def hierarchies(self) -> tuple[Path, ...]:
-        """Each distinct hierarchy once."""
-        seen: list[Path] = []
-        for _, path in self.mounts:
-            if path not in seen:
-                seen.append(path)
-        return tuple(seen)
-
-    def describe(self) -> str:
-        """A short line for the host report."""
-        if self.version == 1:
-            return "cgroup v1: " + ", ".join(f"{c} at {p}" for c, p in self.mounts)
-        return f"cgroup v2 at {self.hierarchies()[0]} (memory, pids, cpu.stat, freeze, kill)"
-
-
-def _mountinfo() -> Iterator[tuple[Path, str, set[str]]]:
-    """(mount point, filesystem type, super options) for every mount."""
-    with open("/proc/self/mountinfo") as f:
-        for line in f:
-            left, _, right = line.partition(" - ")
-            fields = left.split()
-            rest = right.split()
-            if len(fields) < 5 or len(rest) < 3:
-                continue
-            mount_point = Path(fields[4].replace("\\040", " "))
-            yield mount_point, rest[0], set(rest[2].split(","))
-
-
-def detect() -> tuple[CgroupLayout | None, str]:
-    """Find a usable layout; return it (or None) and a line saying what was found."""
-    v1: dict[str, Path] = {}
-    v2: list[Path] = []
-    for mount_point, fstype, options in _mountinfo():
-        if fstype == "cgroup":
-            for controller in V1_CONTROLLERS:
-                if controller in options and controller not in v1:
-                    v1[controller] = mount_point
-        elif fstype == "cgroup2":
-            v2.append(mount_point)
-    if all(c in v1 for c in V1_CONTROLLERS):
-        layout = CgroupLayout(1, tuple((c, v1[c]) for c in V1_CONTROLLERS))
-        return layout, layout.describe()
-    for mount_point in v2:
-        try:
-            available = set(_read(mount_point / "cgroup.controllers").split())
-        except OSError:
-            continue
-        if all(c in available for c in V2_CONTROLLERS):
-            layout = CgroupLayout(2, tuple((c, mount_point) for c in (*V2_CONTROLLERS, "cpu")))
-            return layout, layout.describe()
-    found = sorted(v1) + [f"v2 at {p}" for p in v2]
-    missing = [c for c in V1_CONTROLLERS if c not in v1]
-    return None, (
-        f"no usable cgroups: found {', '.join(found) or 'nothing'}; v1 is missing "
-        f"{', '.join(missing)} and no v2 hierarchy offers {', '.join(V2_CONTROLLERS)}"
-    )
-
-
 def prepare_base(layout: CgroupLayout, base: str) -> None:
-    """Create ``<hierarchy>/<base>`` everywhere (and, on v2, delegate the controllers to it)."""
+    """Create ``<directory>/<base>`` everywhere (and, on v2, delegate the controllers to it)."""
+    wanted = " ".join(f"+{c}" for c in V2_CONTROLLERS)
     for hierarchy in layout.hierarchies():
+        if layout.version == 2:
+            _delegate(hierarchy, wanted)
         path = hierarchy / base
         try:
             path.mkdir(exist_ok=True)
         except OSError as exc:
             raise CgroupError(exc.errno, f"cannot create {path}: {exc.strerror}") from exc
         if layout.version == 2:
-            wanted = " ".join(f"+{c}" for c in V2_CONTROLLERS)
-            _write(hierarchy / "cgroup.subtree_control", wanted)
             _write(path / "cgroup.subtree_control", wanted)
+
+
+def _delegate(home: Path, wanted: str) -> None:
+    """Enable ``wanted`` for the children of ``home`` (v2).
+
+    v2 refuses (EBUSY) while processes sit in a non-root group: the worker's own processes
+    (this one, its pool, a container's init) move into the leaf ``home/arena-referees`` first.
+    Processes started meanwhile join ``home`` after the move, so move until none is left.
+    """
+    try:
+        _write(home / "cgroup.subtree_control", wanted)
+        return
+    except CgroupError as exc:
+        if exc.errno != errno.EBUSY:
+            raise
+    leaf = home / REFEREE_GROUP
+    try:
+        leaf.mkdir(exist_ok=True)
+    except OSError as exc:
+        raise CgroupError(exc.errno, f"cannot create {leaf}: {exc.strerror}") from exc
+    for _ in range(20):
+        pids = _read(home / "cgroup.procs").split()
+        for pid in pids:
+            with contextlib.suppress(CgroupError):  # it exited meanwhile
+                _write(leaf / "cgroup.procs", pid)
+        try:
+            _write(home / "cgroup.subtree_control", wanted)
+            return
+        except CgroupError as exc:
+            if exc.errno != errno.EBUSY:
+                raise
+    _write(home / "cgroup.subtree_control", wanted)
 
 
 class SlotCgroup:
