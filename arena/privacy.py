@@ -202,8 +202,34 @@ class PlayerLog:
     ending: list[str] = field(default_factory=list)
     #: The full text of its failure, when it lost by one.
     failure: str = ""
-    #: One row per action it was asked for: (ply, action, think ms, info as JSON text).
+    #: One row per action it was asked for: (ply, action, think ms, info as text to read:
+    #: see :func:`info_text`).
     moves: list[tuple[int, str, float | None, str]] = field(default_factory=list)
+
+
+def info_text(info: JSON) -> str:
+    """A bot's ``info`` as a person reads it: keys and values, not JSON::
+
+    >>> info_text({"depth": 3, "pv": ["e3", "a5"], "eval": {"w": 0.5}})
+    'depth: 3 · pv: e3 a5 · eval: (w: 0.5)'
+    >>> info_text("thinking hard")
+    'thinking hard'
+    """
+    return "" if info is None else _info_value(info)
+
+
+def _info_value(value: JSON, depth: int = 0) -> str:
+    """``value`` in words: the top mapping's pairs apart with ``·``, a list's items with
+    spaces, whatever is nested deeper in parentheses."""
+    if isinstance(value, Mapping):
+        pairs = [f"{k}: {_info_value(v, depth + 1)}" for k, v in value.items()]
+        return " · ".join(pairs) if depth == 0 else f"({', '.join(pairs)})"
+    if isinstance(value, list):
+        items = " ".join(_info_value(v, depth + 1) for v in value)
+        return items if depth <= 1 else f"({items})"
+    if isinstance(value, str):
+        return value
+    return json.dumps(value)  # a number, true, false or null, as JSON writes it
 
 
 def player_logs(transcript: JSON, visible: Collection[str]) -> list[PlayerLog]:
@@ -242,7 +268,7 @@ def player_logs(transcript: JSON, visible: Collection[str]) -> list[PlayerLog]:
                 if not isinstance(m, Mapping) or m.get("color") != colour or "ms" not in m:
                     continue
                 info = m.get("info")
-                text = json.dumps(info, ensure_ascii=False) if info is not None else ""
+                text = info_text(info)
                 if "info_dropped" in m:
                     text = f"(dropped: {m['info_dropped']} bytes)"
                 ms = m.get("ms")

@@ -24,6 +24,7 @@ from typing import NotRequired, TypedDict
 
 import engine
 from arena.jsontypes import JSON, JSONObject
+from arena.privacy import info_text
 from engine import Action, Board, Kind, Record, State
 
 #: Digits kept in screen coordinates (neighbouring points are 1 apart).
@@ -75,7 +76,7 @@ class Frame(Changes):
     by: str
     position: JSONObject
     think_ms: NotRequired[int]
-    info: NotRequired[JSON]
+    info: NotRequired[str]
 
 
 class Turn(TypedDict):
@@ -228,27 +229,40 @@ _KINDS = {
 }
 
 
-def replay_frames(record: Record, transcript: JSON = None) -> Replay:
+def replay_frames(record: Record, transcript: JSON = None, *, after: int = 0) -> Replay:
     """The widget's JSON data for a game: the board, the players, the result, one frame a ply.
 
     ``transcript`` (optional) is the referee's account of the game; the think time and the
     ``info`` a bot sent with each action are copied to the matching frames. A missing,
     malformed or non-matching transcript adds nothing and is never an error.
+
+    ``after``: only the frames after that ply (a live game's watcher has the others), which
+    saves most of the work; the turns are all there. It cannot go with a transcript (whose
+    entries are matched from the first frame on): ``ValueError``.
+
+    >>> tail = replay_frames(engine.Record.parse("1.e3 2.a5 3.b4"), after=2)
+    >>> [f["n"] for f in tail["frames"]], len(tail["turns"])
+    ([3], 3)
     """
+    if after and transcript is not None:
+        raise ValueError("replay_frames: a transcript is merged from the first frame, not after")
     v = record.variant
     state = State(v)
     labels = _turn_labels(record)
     frames: list[Frame] = []
     turns: list[Turn] = []
     for n, action in enumerate(record.actions, 1):
-        before = state.copy(stack=False)
         by = state.turn.label
-        state.push(action)
         label, turn_index = labels[n - 1]
         if turn_index == len(turns):
             turns.append({"label": label, "by": by, "first": n, "last": n})
         else:
             turns[turn_index]["last"] = n
+        if n <= after:
+            state.push(action)
+            continue
+        before = state.copy(stack=False)
+        state.push(action)
         frame: Frame = {
             "n": n,
             "turn": label,
@@ -364,7 +378,7 @@ def _merge_transcript(frames: list[Frame], transcript: JSON) -> None:
         if isinstance(info, str | int | float) and not isinstance(info, bool):
             frame["info"] = str(info)[:500]
         elif isinstance(info, Mapping | list):
-            frame["info"] = info
+            frame["info"] = info_text(info)[:500]  # keys and values to read, not JSON
 
 
 # --------------------------------------------------------------------------- command line

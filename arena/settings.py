@@ -328,9 +328,11 @@ except OSError:  # a read-only image that keeps everything elsewhere
 # --------------------------------------------------------------------------- web
 
 REST_FRAMEWORK = {
+    # Token first: its authenticate_header makes a missing or bad token a 401 with
+    # ``WWW-Authenticate: Token``; a 403 is left for a user who may not do what was asked.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

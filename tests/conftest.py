@@ -26,6 +26,9 @@ from arena.referee.sandbox import (
     processes_of_uids,
 )
 
+# Browser tests' fixtures (Playwright on the system's Chromium): tests/browser.py.
+pytest_plugins = ["tests.browser"]
+
 # The bots under tests/bots/ are programs, not test modules: importing one to look for
 # doctests would run it (a fork bomb, a bot that waits for ever on its input...).
 collect_ignore_glob = ["bots/*"]

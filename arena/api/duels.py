@@ -16,6 +16,7 @@ from rest_framework.response import Response
 
 from arena import sprt
 from arena.api.serializers import (
+    DetailSerializer,
     FilterSerializer,
     InputSerializer,
     StrictBooleanField,
@@ -283,12 +284,15 @@ class DuelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
         body = DuelSerializer(duel, context=self.get_serializer_context()).data
         return Response(body, status=status.HTTP_201_CREATED)
 
-    @extend_schema(request=None, responses={200: DuelSerializer, 409: DuelSerializer})
+    @extend_schema(request=None, responses={200: DuelSerializer, 409: DetailSerializer})
     @action(detail=True, methods=["post"], permission_classes=[permissions.IsAuthenticated])
     def cancel(self, request: Request, pk: str) -> Response:
         """Cancel (its creator): games not played are not; 409 when it is already over."""
         duel = self.get_object()
         done = duels.cancel(request.user, duel)
         duel.refresh_from_db()
-        body = DuelSerializer(duel, context=self.get_serializer_context()).data
-        return Response(body, status=200 if done else 409)
+        if not done:
+            what = f"{duel.get_kind_display().capitalize()} {duel.pk}"
+            detail = f"{what} cannot be cancelled: it is {duel.get_status_display()}."
+            return Response({"detail": detail}, status=status.HTTP_409_CONFLICT)
+        return Response(DuelSerializer(duel, context=self.get_serializer_context()).data)

@@ -15,7 +15,9 @@ ERROR: JSONObject = {
 }
 REFUSED: JSONObject = {
     "type": "object",
-    "description": "What was wrong, by field (a list of messages), or in `detail`.",
+    "description": "What was wrong, by field (a list of messages), and in `detail` in a line.",
+    "properties": {"detail": {"type": "string"}},
+    "required": ["detail"],
     "additionalProperties": {},
 }
 
@@ -31,8 +33,8 @@ def add_error_responses(
     result: dict[str, Any], generator: SchemaGenerator, **kwargs: object
 ) -> dict[str, Any]:
     """Document the errors of each operation unless its view did: 400 when it takes query
-    parameters or a body, 415 for a body of another media type, 403 (not logged in, credentials
-    not valid, or not allowed), 404 when its path names an object. A drf-spectacular
+    parameters or a body, 415 for a body of another media type, 401 (no credentials or not valid
+    ones), 403 (logged in but not allowed), 404 when its path names an object. A drf-spectacular
     postprocessing hook."""
     schemas = result.setdefault("components", {}).setdefault("schemas", {})
     schemas.setdefault("Error", ERROR)
@@ -45,8 +47,11 @@ def add_error_responses(
                 responses.setdefault("400", _response("the request was refused", "Refused"))
             if "requestBody" in operation:
                 responses.setdefault("415", _response("a body of a type not listed", "Error"))
-            forbidden = _response("not logged in, credentials not valid, or not allowed", "Error")
-            responses.setdefault("403", forbidden)
+            responses.setdefault(
+                "401",
+                _response("no credentials, or not valid ones (see WWW-Authenticate)", "Error"),
+            )
+            responses.setdefault("403", _response("logged in, but not allowed to do this", "Error"))
             if "path" in where:
                 responses.setdefault("404", _response("no such object", "Error"))
     return result

@@ -185,7 +185,12 @@ class BotCreate(TypedDict):
 
 
 class BotCreateSerializer(InputSerializer[BotCreate]):
-    name = serializers.SlugField(max_length=NAME_MAX_LENGTH, help_text=NAME_RULE)
+    name = serializers.CharField(
+        max_length=NAME_MAX_LENGTH,
+        help_text=NAME_RULE,
+        # Checked in full by bots.validate_name, whose refusal says what a name may be.
+        error_messages={"max_length": f"a name is {NAME_RULE}"},
+    )
     description = serializers.CharField(
         required=False,
         allow_blank=True,
@@ -432,7 +437,9 @@ class StandingSerializer(serializers.Serializer):
 
 class ProgressSerializer(serializers.Serializer):
     total = serializers.IntegerField()
-    done = serializers.IntegerField()
+    done = serializers.IntegerField(
+        help_text="Games played to their end (finished); aborted and cancelled ones are apart."
+    )
     finished = serializers.IntegerField()
     running = serializers.IntegerField()
     queued = serializers.IntegerField()

@@ -229,7 +229,7 @@ class VersionViewSet(viewsets.ReadOnlyModelViewSet):
 @extend_schema(tags=["matches"])
 class MatchViewSet(viewsets.ReadOnlyModelViewSet):
     """Matches: ladder, tournament, qualification, test and challenge games, with their
-    downloads."""
+    downloads. Newest first by ``id``, the order the games were made in."""
 
     serializer_class = s.MatchSerializer
 
@@ -355,36 +355,32 @@ class TournamentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
         body = s.TournamentSerializer(t, context=self.get_serializer_context()).data
         return Response(body, status=status.HTTP_201_CREATED)
 
-    def _act(self, request: Request, act: Transition) -> Response:
+    def _act(self, request: Request, act: Transition, done_as: str) -> Response:
         t = self.get_object()
         done = act(request.user, t)
         t.refresh_from_db()
-        body = s.TournamentSerializer(t, context=self.get_serializer_context()).data
-        return Response(body, status=200 if done else 409)
+        if not done:
+            detail = f"{t.name} cannot be {done_as}: it is {t.get_status_display()}."
+            return Response({"detail": detail}, status=status.HTTP_409_CONFLICT)
+        return Response(s.TournamentSerializer(t, context=self.get_serializer_context()).data)
 
-    @extend_schema(
-        request=None, responses={200: s.TournamentSerializer, 409: s.TournamentSerializer}
-    )
+    @extend_schema(request=None, responses={200: s.TournamentSerializer, 409: s.DetailSerializer})
     @action(detail=True, methods=["post"], permission_classes=[permissions.IsAuthenticated])
     def pause(self, request: Request, pk: str) -> Response:
         """Pause (organiser): queued games wait, running ones finish."""
-        return self._act(request, tournaments.pause)
+        return self._act(request, tournaments.pause, "paused")
 
-    @extend_schema(
-        request=None, responses={200: s.TournamentSerializer, 409: s.TournamentSerializer}
-    )
+    @extend_schema(request=None, responses={200: s.TournamentSerializer, 409: s.DetailSerializer})
     @action(detail=True, methods=["post"], permission_classes=[permissions.IsAuthenticated])
     def resume(self, request: Request, pk: str) -> Response:
         """Resume a paused tournament (organiser)."""
-        return self._act(request, tournaments.resume)
+        return self._act(request, tournaments.resume, "resumed")
 
-    @extend_schema(
-        request=None, responses={200: s.TournamentSerializer, 409: s.TournamentSerializer}
-    )
+    @extend_schema(request=None, responses={200: s.TournamentSerializer, 409: s.DetailSerializer})
     @action(detail=True, methods=["post"], permission_classes=[permissions.IsAuthenticated])
     def cancel(self, request: Request, pk: str) -> Response:
         """Cancel (organiser): every game not finished is cancelled."""
-        return self._act(request, tournaments.cancel)
+        return self._act(request, tournaments.cancel, "cancelled")
 
     @extend_schema(responses={(200, "application/zip"): OpenApiTypes.BINARY})
     @action(detail=True, methods=["get"])
@@ -474,7 +470,8 @@ def not_found(request: HttpRequest, *args: object, **kwargs: object) -> JsonResp
 
 def exception_handler(exc: Exception, context: dict[str, object]) -> Response | None:
     """DRF's handler, and a 400 that says why for the limits Django enforces while reading a
-    request (instead of its bare HTML "Bad Request" page)."""
+    request (instead of its bare HTML "Bad Request" page). Every error body has a ``detail``:
+    a refusal by field (``{"name": [...]}``) gets one that sums its messages up."""
     if isinstance(exc, RequestDataTooBig):
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
         exc = ParseError(f"the request is over {limit} bytes, not counting uploaded files")
@@ -482,4 +479,22 @@ def exception_handler(exc: Exception, context: dict[str, object]) -> Response | 
         exc = ParseError(f"more than {settings.DATA_UPLOAD_MAX_NUMBER_FIELDS} fields")
     elif isinstance(exc, TooManyFilesSent):
         exc = ParseError(f"more than {settings.DATA_UPLOAD_MAX_NUMBER_FILES} files")
-    return drf_views.exception_handler(exc, context)
+    response = drf_views.exception_handler(exc, context)
+    if response is not None:
+        if isinstance(response.data, list):
+            response.data = {"detail": _summary(response.data)}
+        elif isinstance(response.data, dict) and "detail" not in response.data:
+            response.data = {**response.data, "detail": _summary(response.data)}
+    return response
+
+
+def _summary(errors: object, field: str = "") -> str:
+    """A refusal's messages in one line: ``name: too long; file: not a zip archive``."""
+    if isinstance(errors, dict):
+        where = f"{field}." if field else ""
+        return "; ".join(_summary(v, f"{where}{k}") for k, v in errors.items())
+    if isinstance(errors, list):
+        return "; ".join(_summary(v, field) for v in errors)
+    if field and field != "non_field_errors":
+        return f"{field}: {errors}"
+    return str(errors)

@@ -72,6 +72,16 @@ class Bot(models.Model):
     def active_version(self) -> BotVersion | None:
         return self.versions.filter(status=BotVersion.Status.ACTIVE).first()
 
+    def standing(self, *, playing: bool, newest: str | None) -> str:
+        """Where the bot stands, as a list of bots says it: ``withdrawn``; ``active`` when a
+        version of it plays (``playing``); else what became of its newest version (``newest``,
+        a :class:`VersionStatus` value): ``rejected``, ``waiting for its check``..."""
+        if self.status == self.Status.WITHDRAWN:
+            return self.get_status_display()
+        if playing:
+            return VersionStatus.ACTIVE.label
+        return VersionStatus(newest).label if newest is not None else "no version"
+
 
 def every_variant() -> str:
     """The variants a version plays unless its manifest names some: all of the engine's, as

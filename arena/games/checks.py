@@ -38,7 +38,7 @@ from arena.notifications.models import Event as Notice
 from arena.notifications.services import notify
 from arena.referee.bots import BotSpec
 from arena.referee.build import BuildFailed
-from arena.referee.checkbot import check_bot, plan
+from arena.referee.checkbot import check_bot, name_the_players, plan
 from arena.referee.match import GameResult, TimeControl
 
 V = BotVersion.Status
@@ -184,6 +184,7 @@ def _run(version: BotVersion, cancel: Event) -> _Outcome | None:
         variants=spec.variants,
         games=settings.CHECK_GAMES,
         time=TimeControl.parse(settings.CHECK_TIME_CONTROL),
+        name=version.label,
     )
     lines += list(report.lines)
     if not report.ok:
@@ -219,16 +220,17 @@ def _run(version: BotVersion, cancel: Event) -> _Outcome | None:
             raise worker.InfrastructureError(
                 f"qualification game {i + 1} was aborted: {result.reason}"
             )
+        names = dict(zip(("white", "black"), labels, strict=True))
         lines.append(
             f"qualification game {i + 1} ({variant}, as {mine}, against {opponent_label}): "
-            f"{result.outcome.result.score}, {result.reason}"
+            f"{result.outcome.result.score}, {name_the_players(result.reason, names)}"
         )
         if result.fault == mine:
             player = result.transcript.get("players", {}).get(mine, {})
             return _rejected(
                 lines,
                 f"qualification game {i + 1} lost by {result.outcome.termination.value}: "
-                f"{result.public_reason}",
+                f"{name_the_players(result.public_reason, names)}",
                 spec,
                 transcript=result.transcript,
                 stderr_tail=str(player.get("stderr_tail", "")),

@@ -20,6 +20,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 from django.urls import reverse
+from django.utils import timezone
 
 import engine
 from arena.bots.models import BotVersion
@@ -186,6 +187,36 @@ class MatchRecord(models.Model):
 
     def __str__(self) -> str:
         return f"record of match #{self.match_id}"
+
+
+class LiveMove(models.Model):
+    """An action of a running match, written as the referee plays it, so that its page can show
+    the game live (:mod:`arena.games.live`): public facts only (the action, its think time, both
+    clocks). A claim writes its own rows (``attempt``); they are deleted when the match closes
+    (its record then holds the whole game)."""
+
+    match = models.ForeignKey(Match, models.CASCADE, related_name="live_moves")
+    attempt = models.PositiveSmallIntegerField()
+    #: The action's number in the game, the opening's included (1 for the first).
+    ply = models.PositiveIntegerField()
+    color = models.CharField(max_length=5)
+    action = models.CharField(max_length=40)
+    #: The bot's think time; None for a forced pass (it was not asked).
+    think_ms = models.PositiveIntegerField(null=True, blank=True)
+    #: Both clocks once the action was played, as the referee keeps them.
+    white_ms = models.IntegerField()
+    black_ms = models.IntegerField()
+    #: Who acts next ("" when the game is over).
+    turn = models.CharField(max_length=5, blank=True)
+    at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["match", "attempt", "ply"], name="livemove_unique_ply"),
+        ]
+
+    def __str__(self) -> str:
+        return f"match #{self.match_id} ply {self.ply}: {self.action}"
 
 
 class PairStats(models.Model):

@@ -13,9 +13,10 @@ import math
 import time
 from dataclasses import dataclass
 
+import numpy as np
 from django.conf import settings
-from django.db import transaction
-from django.db.models import Count, F, Q, QuerySet
+from django.db import connection, transaction
+from django.db.models import Count, F, Max, Q, QuerySet
 from django.utils import timezone
 
 from arena import rating
@@ -55,25 +56,20 @@ def refresh(variant: str, *, force: bool = False) -> FitReport | None:
     if not force and target == state.fitted:
         return None
     started = time.perf_counter()
-    rows = list(
-        PairStats.objects.filter(variant=variant).values_list(
-            "white_id", "black_id", "wins", "draws", "losses"
-        )
-    )
-    pairs = [
-        (str(w), str(b), float(wi + dr + lo), wi + dr / 2)
-        for w, b, wi, dr, lo in rows
-        if w != b and wi + dr + lo
-    ]
-    anchor = anchor_version_id()
-    names = {p[0] for p in pairs} | {p[1] for p in pairs}
-    anchor_name = str(anchor) if anchor is not None and str(anchor) in names else None
-    fitted = rating.fit_counts(pairs, anchor=anchor_name, anchor_elo=settings.RATING_ANCHOR_ELO)
+    fitted = _fit(variant, state)
     now = timezone.now()
     with transaction.atomic():
         # One writer per variant at a time (the row lock), so two fits cannot interleave.
         RatingState.objects.select_for_update().get(variant=variant)
-        before = dict(Rating.objects.filter(variant=variant).values_list("version_id", "games"))
+        # A version gets a history point when its games changed since the last fit: its
+        # row counted other games then, or a result moved it since (update_after_result).
+        last_fit = RatingState.objects.values_list("fitted_at", flat=True).get(variant=variant)
+        before = {
+            v: games if last_fit is not None and updated <= last_fit else -1
+            for v, games, updated in Rating.objects.filter(variant=variant).values_list(
+                "version_id", "games", "updated_at"
+            )
+        }
         # A retired version keeps the rating it had when it retired (its row is written back
         # as it was); its results still inform everyone else's.
         frozen = {
@@ -83,17 +79,16 @@ def refresh(variant: str, *, force: bool = False) -> FitReport | None:
             )
         }
         written = [
-            frozen.get(int(r.name))
+            frozen.get(version_id)
             or Rating(
                 variant=variant,
-                version_id=int(r.name),
-                elo=r.elo,
-                error=_finite(r.error),
-                games=r.games,
-                points=r.score,
+                version_id=version_id,
+                elo=elo,
+                error=_finite(error),
+                games=games,
+                points=points,
             )
-            for r in fitted.ratings
-            if r.games > 0
+            for version_id, elo, error, games, points in fitted.rows
         ]
         written.sort(key=lambda r: -r.elo)
         for rank, row in enumerate(written, 1):
@@ -115,11 +110,149 @@ def refresh(variant: str, *, force: bool = False) -> FitReport | None:
         elapsed = time.perf_counter() - started
         RatingState.objects.filter(variant=variant).update(
             fitted=target,
-            fitted_at=now,
+            fitted_at=timezone.now(),  # after the rows' updated_at
             white_advantage=fitted.white_advantage,
             fit_seconds=elapsed,
         )
-    return FitReport(variant, len(written), len(pairs), target, elapsed)
+    return FitReport(variant, len(written), fitted.pairs, target, elapsed)
+
+
+@dataclass
+class _Fitted:
+    #: (version id, Elo, 95% half-interval, games, points) of every version that played.
+    rows: list[tuple[int, float, float, int, float]]
+    white_advantage: float
+    pairs: int
+
+
+def _fit(variant: str, state: RatingState) -> _Fitted:
+    """Fit the variant's pair counts (read as arrays: no object per pair), starting from the
+    stored ratings and first-player advantage (the last fit: a few iterations instead of
+    several; the answer does not depend on the start)."""
+    counts = np.array(
+        PairStats.objects.filter(variant=variant)
+        .exclude(white=F("black"))
+        .values_list("white_id", "black_id", "wins", "draws", "losses"),
+        dtype=np.int64,
+    ).reshape(-1, 5)
+    counts = counts[counts[:, 2:].sum(axis=1) > 0]
+    ids, where = np.unique(counts[:, :2], return_inverse=True)
+    where = where.reshape(-1, 2)
+    n = len(ids)
+    anchor = anchor_version_id()
+    fixed = int(np.searchsorted(ids, anchor)) if anchor is not None and anchor in ids else None
+    stored = dict(Rating.objects.filter(variant=variant).values_list("version_id", "elo"))
+    start = None
+    if n and stored:
+        ref_id = int(ids[fixed if fixed is not None else 0])
+        base = stored.get(ref_id, settings.RATING_ANCHOR_ELO)
+        start = np.array([(stored.get(int(v), base) - base) * rating.ELO_SCALE for v in ids])
+    result = rating.fit_arrays(
+        where[:, 0],
+        where[:, 1],
+        counts[:, 2:].sum(axis=1).astype(np.float64),
+        counts[:, 2] + counts[:, 3] / 2,
+        n,
+        fixed=fixed,
+        start=start,
+        start_advantage=state.white_advantage,
+    )
+    elo = result.elo + settings.RATING_ANCHOR_ELO
+    rows = [
+        (
+            int(v),
+            float(elo[k]),
+            float(result.errors[k]),
+            round(result.games[k]),
+            float(result.points[k]),
+        )
+        for k, v in enumerate(ids)
+    ]
+    rows.sort(key=lambda r: (-r[1], str(r[0])))
+    return _Fitted(rows, result.white_advantage, len(counts))
+
+
+def update_after_result(variant: str, white_id: int, black_id: int) -> None:
+    """Move the two players of a new result to their best ratings with everyone else's held
+    where they are (:func:`arena.rating.fit_one`), and count their games and points: the
+    leaderboard follows each result at once, for a few indexed queries. The next
+    :func:`refresh` (periodic) writes the exact fit of every result, whatever these steps
+    did: the ratings stay a pure function of the results.
+
+    Called inside the result's transaction, after :func:`arena.games.services.count_result`
+    (which holds the variant's :class:`RatingState` row, so updates and fits take turns). The
+    anchor's rating stays put, a retired version's stays as it was; the intervals of rated
+    versions are left to the fit, a newcomer gets one from its own games.
+    """
+    state = RatingState.objects.filter(variant=variant).values_list("white_advantage", flat=True)
+    advantage = state.first() or 0.0
+    anchor = anchor_version_id()
+    for version_id in (white_id, black_id):
+        _update_one(variant, version_id, anchor, advantage)
+
+
+def _update_one(variant: str, version_id: int, anchor: int | None, advantage: float) -> None:
+    # Two reads (its pairs; its and its opponents' ratings) and one write.
+    pairs = (
+        PairStats.objects.filter(variant=variant)
+        .filter(Q(white_id=version_id) | Q(black_id=version_id))
+        .exclude(white=F("black"))
+        .values_list("white_id", "black_id", "wins", "draws", "losses")
+    )
+    against: dict[int, list[float]] = {}
+    for white, black, wins, draws, losses in pairs:
+        if white == version_id:
+            row, won = against.setdefault(black, [0.0, 0.0, 0.0, 0.0]), wins
+            flip = 0
+        else:
+            row, won = against.setdefault(white, [0.0, 0.0, 0.0, 0.0]), losses
+            flip = 2
+        row[flip] += wins + draws + losses
+        row[flip + 1] += won + draws / 2
+    if not against:
+        return
+    centre = settings.RATING_ANCHOR_ELO
+    elo_of: dict[int, float] = {}
+    retired = False
+    for v, elo, status in Rating.objects.filter(
+        variant=variant, version_id__in=[*against, version_id]
+    ).values_list("version_id", "elo", "version__status"):
+        elo_of[v] = elo
+        retired = retired or (v == version_id and status == BotVersion.Status.RETIRED)
+    games = round(sum(r[0] + r[2] for r in against.values()))
+    points = sum(r[1] + r[3] for r in against.values())
+    opponents = [(elo_of.get(o, centre), r[0], r[1], r[2], r[3]) for o, r in against.items()]
+    current = Rating.objects.filter(variant=variant, version_id=version_id)
+    if version_id in elo_of:
+        if version_id == anchor:
+            current.update(games=games, points=points, updated_at=timezone.now())
+        elif not retired:
+            elo, _ = rating.fit_one(
+                opponents,
+                elo=elo_of[version_id],
+                white_advantage=advantage,
+                centre=centre,
+            )
+            current.update(elo=elo, games=games, points=points, updated_at=timezone.now())
+        return
+    elo, error = rating.fit_one(
+        opponents,
+        elo=centre,
+        white_advantage=advantage,
+        centre=centre,
+    )
+    if version_id == anchor:
+        elo, error = centre, 0.0
+    last = Rating.objects.filter(variant=variant).aggregate(n=Max("rank"))["n"] or 0
+    Rating.objects.create(
+        variant=variant,
+        version_id=version_id,
+        elo=elo,
+        error=_finite(error),
+        games=games,
+        points=points,
+        rank=last + 1,
+    )
 
 
 def _finite(x: float) -> float | None:
@@ -140,38 +273,76 @@ def refresh_all(*, force: bool = False) -> list[FitReport]:
 
 
 def rebuild_pair_stats(variant: str | None = None) -> int:
-    """Recount every pair's results from the finished rated matches (one GROUP BY query);
-    returns the number of results. Leaves the ratings to :func:`refresh`."""
+    """Recount every pair's results from the finished rated matches; returns the number of
+    results. Leaves the ratings to :func:`refresh`.
+
+    The counts never pass through Python: one ``GROUP BY`` over the matches goes into a
+    temporary table, one join with the stored counts finds the pairs whose counts differ
+    (none, unless something went wrong), and only those are written. Rewriting every row
+    instead costs far more than counting (index upkeep and key checks for each pair).
+    """
     finished = Match.objects.filter(status=Match.Status.FINISHED, rated=True).exclude(
         white=F("black")
     )
     if variant:
         finished = finished.filter(variant=variant)
-    grouped = finished.values("variant", "white_id", "black_id").annotate(
-        wins=Count("pk", filter=Q(result="white")),
-        draws=Count("pk", filter=Q(result="draw")),
-        losses=Count("pk", filter=Q(result="black")),
+    grouped = (
+        finished.order_by()
+        .values("variant", "white_id", "black_id")
+        .annotate(
+            wins=Count("pk", filter=Q(result="white")),
+            draws=Count("pk", filter=Q(result="draw")),
+            losses=Count("pk", filter=Q(result="black")),
+        )
+        .values_list("variant", "white_id", "black_id", "wins", "draws", "losses")
     )
-    total: dict[str, int] = {}
-    with transaction.atomic():
-        old = PairStats.objects.all()
-        if variant:
-            old = old.filter(variant=variant)
-        old.delete()
-        batch = []
-        for g in grouped.order_by():
-            batch.append(
-                PairStats(
-                    variant=g["variant"],
-                    white_id=g["white_id"],
-                    black_id=g["black_id"],
-                    wins=g["wins"],
-                    draws=g["draws"],
-                    losses=g["losses"],
-                )
-            )
-            total[g["variant"]] = total.get(g["variant"], 0) + g["wins"] + g["draws"] + g["losses"]
-        PairStats.objects.bulk_create(batch, batch_size=2000)
+    counting, count_params = grouped.query.sql_with_params()
+    q = connection.ops.quote_name
+    table = q(PairStats._meta.db_table)
+    counted, changed = q("arena_counted_pairs"), q("arena_changed_pairs")
+    current = f"SELECT id, variant, white_id, black_id, wins, draws, losses FROM {table}"
+    current_params: list[str] = []
+    if variant:
+        current += " WHERE variant = %s"
+        current_params.append(variant)
+    keys = "c.variant = p.variant AND c.white_id = p.white_id AND c.black_id = p.black_id"
+    with transaction.atomic(), connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SET LOCAL work_mem = '64MB'")  # the GROUP BY in memory
+        cursor.execute(
+            # columns variant, white_id, black_id, wins, draws, losses
+            f"CREATE TEMPORARY TABLE {counted} AS " + counting,
+            count_params,
+        )
+        cursor.execute(
+            f"CREATE TEMPORARY TABLE {changed} AS "
+            "SELECT p.id AS pid, c.variant, c.white_id, c.black_id, c.wins, c.draws, c.losses "
+            f"FROM {counted} c FULL OUTER JOIN ({current}) p "
+            f"ON {keys} WHERE p.id IS NULL OR c.variant IS NULL "
+            "OR c.wins <> p.wins OR c.draws <> p.draws OR c.losses <> p.losses",
+            current_params,
+        )
+        cursor.execute(
+            f"DELETE FROM {table} WHERE id IN (SELECT pid FROM {changed} WHERE variant IS NULL)"
+        )
+        cursor.execute(
+            f"UPDATE {table} SET "
+            f"wins = (SELECT wins FROM {changed} WHERE pid = {table}.id), "
+            f"draws = (SELECT draws FROM {changed} WHERE pid = {table}.id), "
+            f"losses = (SELECT losses FROM {changed} WHERE pid = {table}.id) "
+            f"WHERE id IN (SELECT pid FROM {changed} WHERE variant IS NOT NULL)"
+        )
+        cursor.execute(
+            f"INSERT INTO {table} (variant, white_id, black_id, wins, draws, losses) "
+            f"SELECT variant, white_id, black_id, wins, draws, losses FROM {changed} "
+            "WHERE pid IS NULL"
+        )
+        cursor.execute(
+            f"SELECT variant, SUM(wins + draws + losses) FROM {counted} GROUP BY variant"
+        )
+        total = {v: int(n) for v, n in cursor.fetchall()}
+        cursor.execute(f"DROP TABLE {counted}")
+        cursor.execute(f"DROP TABLE {changed}")
         for v in [variant] if variant else [c.value for c in Variant]:
             RatingState.objects.update_or_create(variant=v, defaults={"results": total.get(v, 0)})
     return sum(total.values())

@@ -21,7 +21,7 @@ from django.utils import timezone
 from arena import worker
 from arena.bots.models import BotVersion
 from arena.bots.unpack import UnpackError
-from arena.games import failures, runner
+from arena.games import failures, live, ratings, runner
 from arena.games.models import Match, MatchRecord, PairStats, RatingState
 from arena.games.signals import match_closed
 from arena.referee.openings import opening
@@ -166,10 +166,14 @@ def play(match_id: int, worker_name: str = "") -> str:
         except ValueError as e:
             abort(match_id, attempt, f"bad match configuration: {e}")
             return "aborted"
-        with worker.Heartbeat(lambda: beat(match_id, attempt), settings.MATCH_HEARTBEAT_S) as hb:
-            result = runner.referee().play(config, cancel=hb.cancel)
+        with (
+            live.Recorder(match_id, attempt) as recorder,
+            worker.Heartbeat(lambda: beat(match_id, attempt), settings.MATCH_HEARTBEAT_S) as hb,
+        ):
+            result = runner.referee().play(config, on_played=recorder, cancel=hb.cancel)
     if worker.retrying(lambda: finish(match_id, attempt, result, match=match)):
         return "aborted" if result.aborted else "finished"
+    live.clear(match_id, attempt)
     return "lost its claim"
 
 
@@ -238,7 +242,8 @@ def _watch_failures(variant: str, white_id: int, black_id: int, fault: str) -> N
 def count_result(variant: str, white_id: int, black_id: int, result: str) -> None:
     """Add one rated result to its pair's counts and to the variant's result counter.
 
-    Called inside the transaction that writes the result. A version against itself teaches
+    Called inside the transaction that writes the result; the two versions' ratings move at
+    once (:func:`arena.games.ratings.update_after_result`). A version against itself teaches
     the ratings nothing and is not counted.
     """
     if white_id == black_id:
@@ -260,6 +265,13 @@ def count_result(variant: str, white_id: int, black_id: int, result: str) -> Non
                 RatingState.objects.create(variant=variant, results=1)
         except IntegrityError:
             state.update(results=F("results") + 1)
+    # The two ratings follow at once (the periodic fit makes them exact), in a savepoint of
+    # their own: a failure there is logged and never undoes the result.
+    try:
+        with transaction.atomic():
+            ratings.update_after_result(variant, white_id, black_id)
+    except Exception:
+        log.exception("the rating update failed after a result in %s", variant)
 
 
 def release(match_id: int, attempt: int, reason: str) -> bool:
@@ -302,7 +314,9 @@ def _tournament_of(match_id: int) -> int | None:
 
 def _closed(match_id: int, tournament_id: int | None) -> None:
     """Announce that a match is closed (finished or aborted), inside that transaction: the
-    tournaments app releases the next games (:mod:`arena.tournaments.receivers`)."""
+    tournaments app releases the next games (:mod:`arena.tournaments.receivers`). Its live
+    moves go: its record holds the game now."""
+    live.clear(match_id)
     match_closed.send(sender=Match, match_id=match_id, tournament_id=tournament_id)
 
 

@@ -10,12 +10,15 @@ alternating (:func:`plan`), and reports, one line per check:
 
     ok    bot folder: mybot (command: python3 main.py)
     ok    start-up: ready in 41 ms as 'mybot' version '1.0'
-    FAIL  game 1 (yinsh, mybot white): white played 'z9', which is not legal here (...)
+    FAIL  game 1 (yinsh, mybot as white, 3 actions): mybot played 'z9', which is not legal (...)
+
+The referee's reasons begin with the colour at fault (``white broke the protocol``); the report
+names the bot instead (:func:`name_the_players`): its reader knows the bot, not the colour.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +27,7 @@ from arena.referee.bots import BotSpec
 from arena.referee.match import GameConfig, GameResult, Referee, TimeControl
 from arena.referee.sandbox import Sandbox
 
-__all__ = ["CheckReport", "check_bot", "plan"]
+__all__ = ["CheckReport", "check_bot", "name_the_players", "plan"]
 
 RANDOM_BOT = Path(__file__).resolve().parent.parent.parent / "bots" / "random"
 #: The clock of the check games: generous, so that only a real fault fails.
@@ -80,6 +83,17 @@ def plan(
     return [(variants[k % n], ("white", "black")[(k + shift * (k // n)) % 2]) for k in range(total)]
 
 
+def name_the_players(reason: str, names: Mapping[str, str]) -> str:
+    """A referee's reason with the colour it begins with (the player it is about) replaced by
+    that player's name in ``names`` (colour -> name)::
+
+        >>> name_the_players("white ran out of time", {"white": "mybot", "black": "random"})
+        'mybot ran out of time'
+    """
+    colour, space, rest = reason.partition(" ")
+    return f"{names[colour]} {rest}" if space and colour in names else reason
+
+
 def _line(ok: bool, text: str) -> str:
     return f"{'ok  ' if ok else 'FAIL'}  {text}"
 
@@ -92,12 +106,14 @@ def check_bot(
     games: int = 2,
     time: TimeControl | None = None,
     referee: Referee | None = None,
+    name: str | None = None,
 ) -> CheckReport:
     """Check that a bot speaks the protocol and plays whole games (see the module docstring).
 
     ``variants`` are those the bot declares unless given; ``games`` is the least number of
     games, more are played to cover every variant (:func:`plan`). ``referee`` (optional)
-    supplies the referee's settings; its sandbox is ``sandbox`` when given.
+    supplies the referee's settings; its sandbox is ``sandbox`` when given. ``name`` is how
+    the report speaks of the bot (its manifest's name unless given).
     """
     ref = referee or Referee(sandbox)
     opponent = BotSpec.load(RANDOM_BOT, trusted=True)
@@ -109,6 +125,7 @@ def check_bot(
     started = False
     for n, (variant, color) in enumerate(plan(variants or spec.variants, max(1, games))):
         white, black = (spec, opponent) if color == "white" else (opponent, spec)
+        names = {"white": white.name, "black": black.name} | {color: name or spec.name}
         config = GameConfig(variant, white, black, time or CHECK_TIME, seed=n + 1)
         result = ref.play(config)
         player = result.transcript["players"][color]
@@ -118,8 +135,8 @@ def check_bot(
             ready = player.get("ready")
             if ready is None:
                 ok = False
-                lines.append(_line(False, f"start-up: {result.reason}"))
-                failure = f"start-up: {result.public_reason}"
+                lines.append(_line(False, f"start-up: {name_the_players(result.reason, names)}"))
+                failure = f"start-up: {name_the_players(result.public_reason, names)}"
                 failing = result.transcript
                 break
             version = f" version {ready['version']!r}" if ready["version"] else " (no version)"
@@ -128,7 +145,7 @@ def check_bot(
                     True, f"start-up: ready in {ready['ms']:.0f} ms as {ready['name']!r}{version}"
                 )
             )
-        game_ok, text, public = _judge(result, color, n + 1, spec.name, variant)
+        game_ok, text, public = _judge(result, color, n + 1, names, variant)
         lines.append(_line(game_ok, text))
         if not game_ok:
             ok = False
@@ -153,14 +170,17 @@ def check_bot(
 
 
 def _judge(
-    result: GameResult, color: str, number: int, name: str, variant: str
+    result: GameResult, color: str, number: int, names: Mapping[str, str], variant: str
 ) -> tuple[bool, str, str]:
-    """Whether a check game passed, its report line, and its failure in public words."""
-    head = f"game {number} ({variant}, {name} {color}, {len(result.record.actions)} actions)"
+    """Whether a check game passed, its report line, and its failure in public words (the
+    checked bot, playing ``color``, named by its name in ``names``)."""
+    actions = len(result.record.actions)
+    head = f"game {number} ({variant}, {names[color]} as {color}, {actions} actions)"
+    reason, public = (name_the_players(r, names) for r in (result.reason, result.public_reason))
     if result.fault == color:
-        return False, f"{head}: {result.reason}", f"{head}: {result.public_reason}"
+        return False, f"{head}: {reason}", f"{head}: {public}"
     if result.fault is not None:
-        text = f"{head}: the random bot failed ({result.public_reason}); check the host"
+        text = f"{head}: the random bot failed ({public}); check the host"
         return False, text, text
-    text = f"{head}: {result.outcome.result.value} ({result.reason})"
+    text = f"{head}: {result.outcome.result.value} ({reason})"
     return True, text, text

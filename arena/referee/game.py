@@ -1,5 +1,6 @@
 """What a game is: its configuration and clock (:class:`GameConfig`, :class:`TimeControl`), and
-what the referee returns (:class:`GameResult`)."""
+what the referee returns (:class:`GameResult`) and tells watchers while it plays
+(:class:`Played`)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import engine
 from arena.referee.bots import BotSpec
 from arena.referee.outcomes import Failure
 
-__all__ = ["GameConfig", "GameResult", "TimeControl"]
+__all__ = ["GameConfig", "GameResult", "Played", "TimeControl"]
 
 _TC = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(?:\+\s*(\d+(?:\.\d*)?|\.\d+)\s*)?$")
 
@@ -76,6 +77,29 @@ class GameConfig:
     seed: int = 0
     opening: tuple[str, ...] = ()
     headers: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class Played:
+    """One action as the referee played it, for whoever watches the game: public facts only
+    (never a bot's ``info`` or standard error).
+
+    Attributes:
+        ply: the action's number in the game, the opening's included (1 for the first).
+        color: who played it (``"white"``, ``"black"``).
+        action: the action in the engine's notation (``"e3-e5"``, ``"pass"``).
+        think_ms: the wall time the bot took to answer, None for a forced pass (not asked).
+        clocks_ms: white's and black's clocks once the action is played, as the referee keeps
+            them (the increment included when the turn passed).
+        turn: who acts next, or ``""`` when the game is over.
+    """
+
+    ply: int
+    color: str
+    action: str
+    think_ms: float | None
+    clocks_ms: tuple[int, int]
+    turn: str
 
 
 @dataclass

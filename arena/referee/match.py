@@ -41,7 +41,7 @@ import engine
 from arena.referee import protocol
 from arena.referee.bots import BotSpec
 from arena.referee.errors import InfrastructureError
-from arena.referee.game import GameConfig, GameResult, TimeControl
+from arena.referee.game import GameConfig, GameResult, Played, TimeControl
 from arena.referee.library import LIBRARY_INSIDE, ROOT, bot_library, sandbox_settings
 from arena.referee.outcomes import Failure
 from arena.referee.protocol import ActionReply, ProtocolError, Ready, RequestEncoder
@@ -69,6 +69,7 @@ __all__ = [
     "ROOT",
     "GameConfig",
     "GameResult",
+    "Played",
     "Referee",
     "RefereeError",
     "TimeControl",
@@ -206,9 +207,15 @@ class Referee:
         config: GameConfig,
         *,
         on_action: Callable[[engine.State, engine.Action, float], None] | None = None,
+        on_played: Callable[[Played], None] | None = None,
         cancel: threading.Event | None = None,
     ) -> GameResult:
         """Play one game: launch both bots, run the game, stop both bots, return the result.
+
+        ``on_action(state, action, think_ms)`` is called after every action; ``on_played``
+        with a :class:`Played` (the action, its think time, both clocks: public facts only)
+        after every action of a bot, once its clock has been updated: what a page watching
+        the game shows.
 
         Raises an :class:`~arena.referee.errors.InfrastructureError` when a bot cannot be
         started for a reason that is not its own: ``SandboxUnavailable`` (from the sandbox) for
@@ -231,6 +238,7 @@ class Referee:
                 transports[_BLACK],
                 protection=_level_name(sandbox),
                 on_action=on_action,
+                on_played=on_played,
                 cancel=cancel,
             )
         finally:
@@ -276,6 +284,7 @@ class Referee:
         *,
         protection: str = "none",
         on_action: Callable[[engine.State, engine.Action, float], None] | None = None,
+        on_played: Callable[[Played], None] | None = None,
         cancel: threading.Event | None = None,
         clock: Callable[[], float] = time.monotonic,
         launch_failures: dict[engine.Color, str] | None = None,
@@ -287,7 +296,16 @@ class Referee:
         """
         _check_config(config)
         return _Game(
-            self, config, white, black, protection, on_action, cancel, clock, launch_failures or {}
+            self,
+            config,
+            white,
+            black,
+            protection,
+            on_action,
+            cancel,
+            clock,
+            launch_failures or {},
+            on_played,
         ).run()
 
 
@@ -320,12 +338,14 @@ class _Game:
         cancel: threading.Event | None,
         clock: Callable[[], float],
         launch_failures: dict[engine.Color, str],
+        on_played: Callable[[Played], None] | None = None,
     ) -> None:
         self.ref = referee
         self.config = config
         self.now = clock
         self.cancel = cancel
         self.on_action = on_action
+        self.on_played = on_played
         self.protection = protection
         self.launch_failures = launch_failures
         tc = config.time
@@ -461,6 +481,7 @@ class _Game:
                 if on_action is not None:
                     on_action(state, legal[0], 0.0)
                 self._end_turn(me, color, increment, pause)
+                self._played(color, "pass", None)
                 continue
             tokens = {str(a): a for a in legal}
             t = me.transport
@@ -513,6 +534,24 @@ class _Game:
                 on_action(state, action, elapsed_ms)
             if state.turn is not color or state.is_over():
                 self._end_turn(me, color, increment, pause)
+            self._played(color, token, elapsed_ms)
+
+    def _played(self, color: engine.Color, token: str, think_ms: float | None) -> None:
+        """Tell the watcher (``on_played``) about the action just played, the clocks included."""
+        if self.on_played is None:
+            return
+        white, black = self.players
+        state = self.state
+        self.on_played(
+            Played(
+                ply=len(state.history),
+                color=color.label,
+                action=token,
+                think_ms=None if think_ms is None else round(think_ms, 2),
+                clocks_ms=(round(white.clock_ms), round(black.clock_ms)),
+                turn="" if state.is_over() else state.turn.label,
+            )
+        )
 
     def _end_turn(self, me: _Player, color: engine.Color, increment: float, pause: bool) -> None:
         if self.state.turn is color and not self.state.is_over():

@@ -288,11 +288,23 @@ class Progress:
 
     @property
     def done(self) -> int:
-        return self.finished + self.aborted + self.cancelled
+        """The games played to their end: the finished ones. Cancelled and aborted games are
+        counted apart, never as done."""
+        return self.finished
 
     @property
     def percent(self) -> float:
+        """How much of the tournament was played: finished games in per cent of all."""
         return 100.0 * self.done / self.total if self.total else 100.0
+
+    def summary(self) -> str:
+        """``3 of 200 games finished, 197 cancelled``: what is done, then what will never be."""
+        apart = [
+            f"{n} {what}"
+            for n, what in ((self.aborted, "aborted"), (self.cancelled, "cancelled"))
+            if n
+        ]
+        return ", ".join([f"{self.done} of {self.total} games finished", *apart])
 
 
 def progress(tournament: Tournament) -> Progress:
@@ -407,7 +419,7 @@ def standings_text(tournament: Tournament, table: list[Standing]) -> str:
     p = progress(tournament)
     lines = [
         f"{tournament.name} ({tournament.get_variant_display()}, {tournament.time_control}, "
-        f"{tournament.games_per_pair} games per pairing): {p.done}/{p.total} games done",
+        f"{tournament.games_per_pair} games per pairing): {p.summary()}",
         "",
         f"{'#':>3}  {'bot':<30} {'points':>7} {'games':>6} {'+':>4} {'=':>4} {'-':>4}",
     ]

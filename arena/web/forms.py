@@ -10,6 +10,7 @@ from django.contrib.auth.forms import UserCreationForm
 from django.db.models import OuterRef, Subquery
 
 from arena import sprt
+from arena.bots import services as bot_services
 from arena.bots.models import (
     DESCRIPTION_MAX_LENGTH,
     NAME_MAX_LENGTH,
@@ -46,9 +47,10 @@ class BotFileField(forms.FileField):
 
 
 class BotUploadForm(forms.Form):
-    name = forms.SlugField(
+    name = forms.CharField(
         max_length=NAME_MAX_LENGTH,
         help_text=f"{NAME_RULE}. It cannot be changed later.",
+        error_messages={"max_length": f"A name is {NAME_RULE}."},
     )
     description = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 3}),
@@ -56,6 +58,15 @@ class BotUploadForm(forms.Form):
         max_length=DESCRIPTION_MAX_LENGTH,
     )
     file = BotFileField()
+
+    def clean_name(self) -> str:
+        """The name as :func:`arena.bots.services.validate_name` checks it, whose refusal says
+        what a name may be."""
+        name: str = self.cleaned_data["name"]
+        try:
+            return bot_services.validate_name(name)
+        except bot_services.UploadError as e:
+            raise forms.ValidationError(str(e)) from None
 
 
 class VersionUploadForm(forms.Form):

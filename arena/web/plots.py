@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
@@ -15,10 +16,21 @@ COLOURS = ("#1f6feb", "#d1242f", "#1a7f37", "#9a6700", "#8250df", "#bf3989", "#0
 BAND_REACH = 300.0
 
 
+#: The steps between the Elo axis' ticks: the smallest that gives at most five intervals.
+STEPS = (10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 5000)
+#: How the time axis' ends are written, on every chart alike (in UTC).
+TIME_FORMAT = "%Y-%m-%d %H:%M"
+
+
 @dataclass(frozen=True)
 class Series:
+    """One line of a chart: its ``points`` (time, Elo) and its legend. ``now`` is the rating
+    the legend gives: the current one (the table's), which a refit may have moved since the
+    last point; the last point's when not given. ``errors``: the band around the line."""
+
     label: str
     points: Sequence[tuple[datetime, float]]
+    now: float | None = None
     #: The half-width of each point's 95% interval (None where unknown): drawn as a band.
     errors: Sequence[float | None] = ()
 
@@ -31,6 +43,27 @@ class Series:
             else:
                 runs[-1].append((t, elo - err, elo + err))
         return [r for r in runs if r]
+
+    @property
+    def current(self) -> float:
+        return self.now if self.now is not None else self.points[-1][1]
+
+
+def elo_ticks(lo: float, hi: float) -> list[int]:
+    """Round values for the Elo axis, evenly spaced, from below ``lo`` to above ``hi``::
+
+    >>> elo_ticks(1012, 1377)
+    [1000, 1100, 1200, 1300, 1400]
+    >>> elo_ticks(985, 1025)
+    [980, 990, 1000, 1010, 1020, 1030]
+    >>> elo_ticks(1000, 1000)
+    [990, 1000, 1010]
+    """
+    step = next((s for s in STEPS if math.ceil(hi / s) - math.floor(lo / s) <= 5), STEPS[-1])
+    first, last = math.floor(lo / step), math.ceil(hi / step)
+    if last - first < 2:  # at least three ticks
+        first, last = first - 1, max(last, first + 1)
+    return [k * step for k in range(first, last + 1)]
 
 
 def history_svg(series: Sequence[Series], *, width: int = 640, height: int = 220) -> SafeString:
@@ -46,7 +79,7 @@ def history_svg(series: Sequence[Series], *, width: int = 640, height: int = 220
     drawn = [s for s in series if s.points]
     if not drawn:
         return mark_safe("")
-    left, right, top, bottom = 48, 12, 12, 24 + 16 * len(drawn)
+    left, right, top, bottom = 48, 12, 20, 24 + 16 * len(drawn)
     times = [t.timestamp() for s in drawn for t, _ in s.points]
     elos = [e for s in drawn for _, e in s.points]
     t0, t1 = min(times), max(times)
@@ -57,8 +90,8 @@ def history_svg(series: Sequence[Series], *, width: int = 640, height: int = 220
     if ends:
         lo = min(lo, max(min(ends), lo - BAND_REACH))
         hi = max(hi, min(max(ends), hi + BAND_REACH))
-    pad = max(20.0, (hi - lo) * 0.1)
-    lo, hi = lo - pad, hi + pad
+    ticks = elo_ticks(lo, hi)
+    lo, hi = float(ticks[0]), float(ticks[-1])
     plot_w = width - left - right
     plot_h = height - top - bottom
 
@@ -77,18 +110,24 @@ def history_svg(series: Sequence[Series], *, width: int = 640, height: int = 220
         f'aria-label="rating history" xmlns="http://www.w3.org/2000/svg">',
         f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" class="chart-area"/>',
     ]
-    for k in range(5):
-        value = lo + (hi - lo) * k / 4
+    for value in ticks:
         yy = y(value)
         parts.append(
             f'<line x1="{left}" x2="{left + plot_w}" y1="{yy:.1f}" y2="{yy:.1f}" class="grid"/>'
-            f'<text x="{left - 4}" y="{yy + 4:.1f}" text-anchor="end">{value:.0f}</text>'
+            f'<text x="{left - 4}" y="{yy + 4:.1f}" text-anchor="end" class="tick-y">{value}</text>'
         )
-    first = datetime.fromtimestamp(t0).strftime("%Y-%m-%d")
-    last = datetime.fromtimestamp(t1).strftime("%Y-%m-%d %H:%M")
-    parts.append(f'<text x="{left}" y="{top + plot_h + 14}">{first}</text>')
     parts.append(
-        f'<text x="{left + plot_w}" y="{top + plot_h + 14}" text-anchor="end">{last}</text>'
+        f'<text x="{left - 4}" y="{top - 6}" text-anchor="end" class="axis-title">Elo</text>'
+    )
+    first, last = (datetime.fromtimestamp(t, UTC).strftime(TIME_FORMAT) for t in (t0, t1))
+    below = top + plot_h + 14
+    parts.append(f'<text x="{left}" y="{below}" class="tick-x">{first}</text>')
+    parts.append(
+        f'<text x="{left + plot_w / 2:.0f}" y="{below}" text-anchor="middle" '
+        'class="axis-title">time (UTC)</text>'
+    )
+    parts.append(
+        f'<text x="{left + plot_w}" y="{below}" text-anchor="end" class="tick-x">{last}</text>'
     )
     for i, s in enumerate(drawn):
         colour = COLOURS[i % len(COLOURS)]
@@ -119,7 +158,7 @@ def history_svg(series: Sequence[Series], *, width: int = 640, height: int = 220
         parts.append(
             f'<rect x="{left}" y="{ly - 9}" width="12" height="4" fill="{colour}"/>'
             f'<text x="{left + 18}" y="{ly}">{escape(s.label)} '
-            f"(now {s.points[-1][1]:.0f})</text>"
+            f"(now {s.current:.0f})</text>"
         )
     parts.append("</svg>")
     return mark_safe("".join(parts))  # every value above is a number or escaped

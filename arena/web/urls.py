@@ -45,6 +45,7 @@ urlpatterns = [
     ),
     path("matches/<int:pk>/transcript.json", views.match_transcript, name="match-transcript"),
     path("matches/<int:pk>/replay.json", views.match_replay, name="match-replay"),
+    path("matches/<int:pk>/live.json", views.match_live, name="match-live"),
     path("archive/", views.ladder_archives, name="ladder-archives"),
     path("archive/<str:variant>/<str:month>.txt", views.ladder_archive, name="ladder-archive"),
     path("tournaments/", views.tournament_list, name="tournaments"),

@@ -31,7 +31,7 @@ import engine
 from arena.bots import services as bots
 from arena.bots.models import Bot, BotVersion, describe_variants
 from arena.bots.unpack import UploadError
-from arena.games import downloads, failures, filters, headtohead, los, privacy, ratings
+from arena.games import downloads, failures, filters, headtohead, live, los, privacy, ratings
 from arena.games.models import Match, MatchRecord, Rating, RatingPoint, Variant
 from arena.privacy import player_logs
 from arena.replay import replay_frames
@@ -40,6 +40,8 @@ from arena.tournaments.models import Tournament
 from arena.web import forms
 from arena.web.plots import Series, history_svg
 
+#: The latest matches a page lists. Every list of matches, on the pages and in the API, is
+#: newest first by number (the ``#`` column): the order the games were made in.
 RECENT = 20
 #: A bot's page shows the failure statistics of its newest this many versions.
 FAILURE_VERSIONS = 5
@@ -72,7 +74,7 @@ def home(request: HttpRequest) -> HttpResponse:
     recent = (
         Match.objects.filter(status=Match.Status.FINISHED)
         .select_related("white__bot", "black__bot")
-        .order_by("-finished_at")[:10]
+        .order_by("-id")[:10]
     )
     running = Tournament.objects.filter(status=Tournament.Status.RUNNING)[:5]
     return render(
@@ -81,11 +83,22 @@ def home(request: HttpRequest) -> HttpResponse:
         {
             "tops": tops,
             "recent": recent,
+            "playing": _playing(Match.objects.all()),
             "tournaments": running,
             "in_flight": Match.objects.filter(
                 status__in=[Match.Status.QUEUED, Match.Status.RUNNING]
             ).count(),
         },
+    )
+
+
+def _playing(matches: QuerySet[Match], limit: int = 10) -> list[Match]:
+    """The games of ``matches`` being played now, the latest started first (for links to
+    watch them live)."""
+    return list(
+        matches.filter(status=Match.Status.RUNNING)
+        .select_related("white__bot", "black__bot")
+        .order_by("-started_at", "-id")[:limit]
     )
 
 
@@ -144,13 +157,24 @@ def leaderboard(request: HttpRequest, variant: str = "yinsh") -> HttpResponse:
 
 def bot_list(request: HttpRequest) -> HttpResponse:
     active = BotVersion.objects.filter(bot=OuterRef("pk"), status=BotVersion.Status.ACTIVE)
+    newest = BotVersion.objects.filter(bot=OuterRef("pk")).order_by("-number")
     rows = (
         Bot.objects.select_related("owner")
-        .annotate(active_variants=Subquery(active.values("variants")[:1]))
+        .annotate(
+            active_variants=Subquery(active.values("variants")[:1]),
+            newest_status=Subquery(newest.values("status")[:1]),
+        )
         .order_by("name")
     )
     page = Paginator(rows, 100).get_page(request.GET.get("page"))
-    plays = [(b, describe_variants(b.active_variants or "")) for b in page]
+    plays = [
+        (
+            b,
+            b.standing(playing=b.active_variants is not None, newest=b.newest_status),
+            describe_variants(b.active_variants or ""),
+        )
+        for b in page
+    ]
     return render(request, "web/bot_list.html", {"page": page, "rows": plays})
 
 
@@ -171,9 +195,8 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
         .values_list("version_id", "variant", "at", "elo", "error")
     ):
         history[variant][vid].append((at, elo, error))
-    provisional = {
-        (r.version_id, r.variant) for rs in by_version.values() for r in rs if r.provisional
-    }
+    current = {(r.version_id, r.variant): r for rs in by_version.values() for r in rs}
+    provisional = {key for key, r in current.items() if r.provisional}
     charts = [
         (
             Variant(variant).label,
@@ -182,7 +205,9 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
                     Series(
                         labels[vid] + (" (provisional)" if (vid, variant) in provisional else ""),
                         [(at, elo) for at, elo, _ in pts],
-                        [error for _, _, error in pts],
+                        # The legend gives the table's rating, the one source of the current.
+                        now=current[vid, variant].elo if (vid, variant) in current else None,
+                        errors=[error for _, _, error in pts],
                     )
                     for vid, pts in sorted(per.items())
                 ]
@@ -190,10 +215,17 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
         )
         for variant, per in sorted(history.items())
     ]
-    recent = (
+    # The newest ids first, then their rows with the players joined: joined at once, the
+    # planner scans every version to sort a busy bot's hundreds of matches.
+    newest = (
         Match.objects.filter(Q(white__in=vids) | Q(black__in=vids))
+        .order_by("-id")
+        .values_list("pk", flat=True)[:RECENT]
+    )
+    recent = (
+        Match.objects.filter(pk__in=list(newest))
         .select_related("white__bot", "black__bot")
-        .order_by("-id")[:RECENT]
+        .order_by("-id")
     )
     active = next((v for v in versions if v.status == BotVersion.Status.ACTIVE), None)
     manager = bots.can_manage(request.user, bot)
@@ -422,6 +454,7 @@ def match_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "turns": turns,
             "reason": privacy.reason_for(request.user, match),
             "logs": logs,
+            "live": not match.is_over,
         },
     )
 
@@ -455,6 +488,28 @@ def match_replay(request: HttpRequest, pk: int) -> JsonResponse:
     return JsonResponse(replay_frames(record, shown))
 
 
+def match_live(request: HttpRequest, pk: int) -> JsonResponse:
+    """The live feed of a match (:func:`arena.games.live.feed`): ``?since=N`` asks for the
+    actions after ply N. The same for everyone (public facts only); never cached."""
+    match = Match.objects.select_related("white__bot", "black__bot").filter(pk=pk).first()
+    if match is None:
+        return _no_store(JsonResponse({"error": f"there is no match {pk}"}, status=404))
+    text = request.GET.get("since", "0")
+    if not (text.isascii() and text.isdigit()):
+        return _no_store(
+            JsonResponse(
+                {"error": f"since must be a ply number, 0 or more, not {text[:20]!r}"},
+                status=400,
+            )
+        )
+    return _no_store(JsonResponse(live.feed(match, int(text))))
+
+
+def _no_store(response: JsonResponse) -> JsonResponse:
+    response["Cache-Control"] = "no-store"
+    return response
+
+
 # ----------------------------------------------------------------------------- tournaments
 
 
@@ -474,7 +529,7 @@ def tournament_detail(request: HttpRequest, pk: int) -> HttpResponse:
     recent = (
         t.matches.exclude(status=Match.Status.PENDING)
         .select_related("white__bot", "black__bot")
-        .order_by("-finished_at", "-id")[:RECENT]
+        .order_by("-id")[:RECENT]
     )
     return render(
         request,
@@ -486,6 +541,7 @@ def tournament_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "progress": tournaments.progress(t),
             "recent": recent,
             "games": t.matches.count(),
+            "playing": _playing(t.matches.all(), limit=50),
             "control": tournaments.can_control(request.user, t),
         },
     )

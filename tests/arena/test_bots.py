@@ -227,7 +227,8 @@ def test_a_bot_that_cannot_play_a_variant_it_declares_is_rejected(
     assert checks.check_version(v.pk) == "rejected"
     v.refresh_from_db()
     assert v.status == V.REJECTED and v.variant_names == list(engine.VARIANTS)
-    assert v.reason.startswith("the protocol check failed: game 3 (yangsh, yinsh_and_blitz white")
+    assert v.reason.startswith("the protocol check failed: game 3 (yangsh, boaster v1 as white")
+    assert "): boaster v1 exited" in v.reason  # the bot checked, by name, not by its colour
     # What it wrote is its owner's: in the report, not in the public reason.
     assert "yangsh is not implemented" not in v.reason
     assert any("yangsh is not implemented" in line for line in v.report)

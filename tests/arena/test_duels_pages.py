@@ -173,7 +173,9 @@ def test_the_api_starts_lists_shows_and_cancels_a_test(user, other_user, mine):
     assert {m["duel"] for m in matches} == {duel.pk} and len(matches) == 6  # 3 pairs
     assert client_for(other_user).post(f"/api/duels/{duel.pk}/cancel/").status_code == 403
     assert c.post(f"/api/duels/{duel.pk}/cancel/").status_code == 200
-    assert c.post(f"/api/duels/{duel.pk}/cancel/").status_code == 409
+    again = c.post(f"/api/duels/{duel.pk}/cancel/")
+    assert again.status_code == 409
+    assert again.json() == {"detail": f"Test {duel.pk} cannot be cancelled: it is cancelled."}
 
 
 @pytest.mark.parametrize(
@@ -202,7 +204,7 @@ def test_the_api_challenges_and_refuses_anonymous_starts(user, mine, theirs):
         "variant": "yinsh",
         "games": 2,
     }
-    assert client_for().post("/api/duels/", data, format="json").status_code == 403
+    assert client_for().post("/api/duels/", data, format="json").status_code == 401
     r = client_for(user).post("/api/duels/", data, format="json")
     assert r.status_code == 201 and r.json()["rated"] is False
     mine_not = client_for(user).post(

@@ -205,7 +205,7 @@ def test_tables_and_fenced_code_are_rendered() -> None:
     ("reason", "slug"),
     [
         (
-            "the protocol check failed: game 1 (x white, 4 actions): white exited at ply 7 "
+            "the protocol check failed: game 1 (x v1 as white, 4 actions): x v1 exited at ply 7 "
             "(exit code 3); stderr: giving up",
             "protocol",
         ),
@@ -219,7 +219,7 @@ def test_tables_and_fenced_code_are_rendered() -> None:
             "limits",
         ),
         (
-            "the protocol check failed: game 1 (x white, 0 actions): white was stopped by the "
+            "the protocol check failed: game 1 (x v1 as white, 0 actions): x v1 was stopped by the "
             "sandbox: forbidden system call (forbidden-syscall)",
             "limits",
         ),

@@ -267,6 +267,135 @@ def test_ratings_recomputed_from_scratch_equal_the_incremental_ones(user: Any, a
 
 
 @pytest.mark.django_db
+def test_the_recount_of_one_variant_counts_only_its_finished_rated_results(
+    user: Any, anchor: Any
+) -> None:
+    a = make_version(user, "a")
+    results({(a, anchor): (2, 1, 0), (anchor, a): (0, 0, 3)})
+    results({(a, anchor): (1, 0, 0)}, variant="blitz")
+    unrated = Match.objects.create(
+        variant="yinsh", kind="ladder", status=S.QUEUED, white=a, black=anchor, time_control="1+0"
+    )
+    play_out(unrated, "white")
+    Match.objects.filter(pk=unrated.pk).update(rated=False)
+    aborted = Match.objects.create(
+        variant="yinsh", kind="ladder", status=S.QUEUED, white=a, black=anchor, time_control="1+0"
+    )
+    services.finish(aborted.pk, services.claim(aborted.pk), fake_result(aborted=True))
+    blitz = list(PairStats.objects.filter(variant="blitz").values_list("pk", "wins"))
+    PairStats.objects.filter(variant="yinsh").update(wins=99)
+    PairStats.objects.create(variant="yinsh", white=make_version(user, "ghost"), black=a, wins=3)
+
+    assert ratings.rebuild_pair_stats("yinsh") == 6
+    counts = PairStats.objects.filter(variant="yinsh").values_list(
+        "white_id", "black_id", "wins", "draws", "losses"
+    )
+    assert sorted(counts) == sorted([(a.pk, anchor.pk, 2, 1, 0), (anchor.pk, a.pk, 0, 0, 3)])
+    assert list(PairStats.objects.filter(variant="blitz").values_list("pk", "wins")) == blitz
+    assert RatingState.objects.get(variant="yinsh").results == 6
+    assert ratings.rebuild_pair_stats() == 7
+    assert RatingState.objects.get(variant="blitz").results == 1
+
+
+@pytest.mark.django_db
+def test_a_refit_ends_at_the_same_ratings_whatever_it_starts_from(user: Any, anchor: Any) -> None:
+    """The fit starts from the stored ratings; they only save iterations."""
+    a = make_version(user, "a")
+    b = make_version(user, "b")
+    c = make_version(user, "c")
+    results({(a, anchor): (3, 1, 1), (b, a): (2, 2, 2), (anchor, b): (0, 1, 4), (c, b): (1, 0, 3)})
+    ratings.refresh("yinsh")
+
+    def table() -> list[tuple[int, float, float, int, int]]:
+        return [
+            (v, round(e, 6), round(x, 6), g, rank)
+            for v, e, x, g, rank in Rating.objects.values_list(
+                "version_id", "elo", "error", "games", "rank"
+            ).order_by("version_id")
+        ]
+
+    fitted = table()
+    advantage = RatingState.objects.get(variant="yinsh").white_advantage
+    Rating.objects.filter(version=b).update(elo=4000)
+    Rating.objects.filter(version=c).update(elo=-3000)
+    RatingState.objects.update(white_advantage=500)
+    ratings.refresh("yinsh", force=True)
+    assert table() == fitted
+    assert RatingState.objects.get(variant="yinsh").white_advantage == pytest.approx(advantage)
+    Rating.objects.all().delete()
+    ratings.refresh("yinsh", force=True)
+    assert table() == fitted
+
+
+@pytest.mark.django_db
+def test_each_result_moves_its_two_ratings_at_once(user: Any, anchor: Any) -> None:
+    a = make_version(user, "a")
+    b = make_version(user, "b")
+    results({(a, anchor): (6, 2, 4), (anchor, a): (4, 2, 6), (b, anchor): (5, 2, 5)})
+    ratings.refresh("yinsh")
+    before = {r.version_id: r for r in Rating.objects.all()}
+    results({(a, b): (1, 0, 0)})
+    after = {r.version_id: r for r in Rating.objects.all()}
+    assert after[a.pk].elo > before[a.pk].elo and after[b.pk].elo < before[b.pk].elo
+    assert (after[a.pk].games, after[a.pk].points) == (25, 15.0)
+    assert (after[b.pk].games, after[b.pk].points) == (13, 6.0)
+    assert after[anchor.pk].elo == before[anchor.pk].elo  # the anchor stays put
+    assert after[a.pk].error == before[a.pk].error  # intervals are the fit's
+    # A newcomer is on the leaderboard after its first game.
+    c = make_version(user, "c")
+    results({(c, b): (0, 1, 0)})
+    newcomer = Rating.objects.get(version=c)
+    assert newcomer.games == 1 and newcomer.points == 0.5 and newcomer.error is not None
+    assert newcomer.rank == Rating.objects.count()
+    assert ratings.leaderboard("yinsh").filter(version=c).exists()
+
+
+@pytest.mark.django_db
+def test_a_result_leaves_a_retired_versions_rating_as_it_was(user: Any, anchor: Any) -> None:
+    a = make_version(user, "a")
+    old = make_version(user, "old")
+    results({(a, old): (2, 0, 2), (old, anchor): (3, 0, 1)})
+    ratings.refresh("yinsh")
+    BotVersion.objects.filter(pk=old.pk).update(status=BotVersion.Status.RETIRED)
+    before = Rating.objects.get(version=old)
+    results({(a, old): (1, 0, 0)})
+    after = Rating.objects.get(version=old)
+    assert (after.elo, after.games, after.points) == (before.elo, before.games, before.points)
+    assert Rating.objects.get(version=a).games == 5
+
+
+@pytest.mark.django_db
+def test_ratings_after_each_result_stay_close_to_the_fit_which_then_makes_them_exact(
+    user: Any, anchor: Any
+) -> None:
+    players = [anchor] + [make_version(user, f"p{i}") for i in range(5)]
+    rng = random.Random(4)
+    strength = {v.pk: 1000 + 150 * i for i, v in enumerate(players)}
+    ladder_games: dict[tuple[Any, Any], tuple[int, int, int]] = {}
+    for i, w in enumerate(players):
+        for b in players[max(0, i - 2) : i]:
+            for white, black in ((w, b), (b, w)):
+                p = 1 / (1 + 10 ** ((strength[black.pk] - strength[white.pk]) / 400))
+                wins = sum(rng.random() < p for _ in range(30))
+                ladder_games[(white, black)] = (wins, 0, 30 - wins)
+    results(ladder_games)
+    ratings.refresh("yinsh")
+    results({(players[3], players[2]): (2, 1, 0), (players[5], players[4]): (0, 0, 1)})
+    stepped = dict(Rating.objects.values_list("version_id", "elo"))
+    ratings.refresh("yinsh")
+    fitted = dict(Rating.objects.values_list("version_id", "elo"))
+    assert stepped != fitted
+    for v, elo in fitted.items():
+        assert stepped[v] == pytest.approx(elo, abs=5), v
+    # and the fit is the one a recomputation from the matches gives
+    Rating.objects.all().delete()
+    PairStats.objects.all().delete()
+    ratings.recompute("yinsh")
+    again = dict(Rating.objects.values_list("version_id", "elo"))
+    assert again == pytest.approx(fitted, abs=1e-6)
+
+
+@pytest.mark.django_db
 def test_ratings_do_not_depend_on_the_order_of_the_results(user: Any, anchor: Any) -> None:
     a = make_version(user, "a")
     games = [(a, anchor, "white")] * 6 + [(anchor, a, "draw")] * 3 + [(anchor, a, "white")] * 2

@@ -195,7 +195,7 @@ def test_the_owners_log_lists_stderr_ending_failure_and_each_actions_info() -> N
     assert log.stderr_bytes == 120 and log.failure.startswith("white exited at ply 3")
     assert "exit code 3" in log.ending and any("memory" in e for e in log.ending)
     assert log.moves == [
-        (1, "e3", 12.5, '{"w": 1}'),
+        (1, "e3", 12.5, "w: 1"),
         (3, "b5", 1.0, "(dropped: 4000 bytes)"),
     ]
     assert redaction.player_logs(shown, set()) == []
@@ -266,6 +266,7 @@ def match_urls(m: Match) -> list[str]:
         f"/matches/{m.pk}/",
         f"/matches/{m.pk}/transcript.json",
         f"/matches/{m.pk}/replay.json",
+        f"/matches/{m.pk}/live.json",
         f"/matches/{m.pk}/record.txt",
         f"/matches/{m.pk}/record.short.txt",
         "/bots/diary/",
@@ -327,7 +328,7 @@ def test_the_match_page_shows_the_owner_its_bots_log_and_everyone_what_happened(
     if sees_white:
         log = page[page.index('id="log-white"') :]
         assert f"{DIARY} starting in" in log  # its stderr
-        assert f"{DIARY} plays" in log and "&quot;note&quot;: &quot;" + DIARY in log  # info
+        assert f"{DIARY} plays" in log and "note: " + DIARY in log  # info, as keys and values
     if sees_black:
         log = page[page.index('id="log-black"') :]
         assert f"exits_midgame: {QUITTER}" in log and "exit code 3" in log

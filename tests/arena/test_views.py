@@ -236,7 +236,7 @@ def test_organising_pausing_and_downloading_a_tournament(user: Any, other_user: 
     assert r.status_code == 302
     t = Tournament.objects.get()
     page = c.get(f"/tournaments/{t.pk}/").content.decode()
-    assert "Standings" in page and "Cross-table" in page and "0 of 6 games done" in page
+    assert "Standings" in page and "Cross-table" in page and "0 of 6 games finished" in page
     assert logged_in(other_user).post(f"/tournaments/{t.pk}/pause/").status_code == 403
     assert c.post(f"/tournaments/{t.pk}/pause/").status_code == 302
     assert Tournament.objects.get().status == "paused"

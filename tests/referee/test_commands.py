@@ -304,7 +304,7 @@ def test_checkbot_fails_a_bad_bot_with_a_readable_report():
     with pytest.raises(CommandError, match="does not conform"):
         call_command("checkbot", str(TEST_BOTS / "protocol" / "exits_midgame"), stdout=out)
     text = out.getvalue()
-    assert "FAIL  game 1 (yinsh, exits_midgame white" in text
+    assert "FAIL  game 1 (yinsh, exits_midgame as white" in text
     assert "exit code 3" in text
     assert "giving up after three actions" in text
     assert "FAIL  conformance: failed" in text
@@ -313,8 +313,8 @@ def test_checkbot_fails_a_bad_bot_with_a_readable_report():
 def test_checkbot_checks_every_variant_the_bot_declares_and_only_those():
     out = run("checkbot", str(TEST_BOTS / "honest" / "yinsh_and_blitz"), "--time", "30+0.5")
     assert "Variants: yinsh, blitz" in out
-    assert "ok    game 1 (yinsh, yinsh_and_blitz white" in out
-    assert "ok    game 2 (blitz, yinsh_and_blitz black" in out
+    assert "ok    game 1 (yinsh, yinsh_and_blitz as white" in out
+    assert "ok    game 2 (blitz, yinsh_and_blitz as black" in out
     assert "yangsh" not in out and "ok    conformance: passed" in out
 
 
@@ -330,7 +330,7 @@ def test_checkbot_fails_a_bot_in_a_variant_it_declares_but_cannot_play(tmp_path)
         call_command("checkbot", str(bot), "--time", "30+0.5", stdout=out)
     text = out.getvalue()
     assert "Variants: yinsh, blitz, yangsh, yangsh7" in text
-    assert "FAIL  game 3 (yangsh, yinsh_and_blitz white, 0 actions)" in text
+    assert "FAIL  game 3 (yangsh, yinsh_and_blitz as white, 0 actions)" in text
     assert "yangsh is not implemented" in text
 
 

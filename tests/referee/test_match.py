@@ -220,6 +220,32 @@ def test_on_action_is_called_after_each_action():
     assert [n for n, _, _ in seen] == list(range(1, len(seen) + 1))
 
 
+def test_each_action_is_told_to_a_watcher_with_both_clocks_and_no_private_words():
+    seen = []
+    game = Game(
+        white=ready_then(lambda m: Think(150, {"type": "action", "action": m.actions[0]})),
+        black=ready_then(
+            lambda m: Think(50, {"type": "action", "action": m.actions[0], "info": {"s": 1}})
+        ),
+        move_overhead_ms=50,
+    )
+    result = game.play(config(time="10+1", opening=("e5", "f6")), on_played=seen.append)
+    actions = [str(a) for a in result.record.actions]
+    assert [p.action for p in seen] == actions[2:]  # the bots' actions, not the opening's
+    assert [p.ply for p in seen] == list(range(3, len(actions) + 1))
+    first_white = next(p for p in seen if p.color == "white")
+    assert first_white.think_ms == 150
+    # 100 ms charged, the increment added when the turn passed: what the referee keeps.
+    assert first_white.clocks_ms == (10900, 10000)
+    assert first_white.turn == "black"
+    assert seen[-1].turn == ""
+    assert seen[-1].clocks_ms == (
+        result.transcript["players"]["white"]["clock_ms"],
+        result.transcript["players"]["black"]["clock_ms"],
+    )
+    assert not any(hasattr(p, "info") for p in seen)
+
+
 def test_an_opening_is_played_before_the_bots_and_they_see_it():
     game = Game()
     result = game.play(config(opening=("e5", "f6")))

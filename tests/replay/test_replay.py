@@ -68,6 +68,23 @@ def test_one_frame_per_action_with_the_engines_position_after_it():
             assert frame["position"] == s.to_json()
 
 
+@pytest.mark.parametrize("after", [0, 1, 10, 40])
+def test_the_frames_after_a_ply_are_the_tail_of_the_whole_games(after: int) -> None:
+    record = random_record("yinsh", 3)
+    whole = replay_frames(record)
+    tail = replay_frames(record, after=after)
+    assert tail["frames"] == whole["frames"][after:]
+    assert tail["turns"] == whole["turns"]
+    assert {k: v for k, v in tail.items() if k != "frames"} == {
+        k: v for k, v in whole.items() if k != "frames"
+    }
+
+
+def test_frames_after_a_ply_cannot_take_a_transcript() -> None:
+    with pytest.raises(ValueError, match="transcript"):
+        replay_frames(random_record("yinsh", 3), {"moves": []}, after=2)
+
+
 def test_the_game_header_fields_come_from_the_record():
     record = random_record("yangsh", 3)
     data = replay_frames(record)
@@ -296,7 +313,7 @@ def test_a_per_turn_transcript_puts_the_time_on_the_first_action_of_the_turn():
     for frame in data["frames"]:
         if frame["n"] in firsts:
             assert frame["think_ms"] == 5
-            assert frame["info"] == {"eval": frame["turn_index"]}
+            assert frame["info"] == f"eval: {frame['turn_index']}"  # to read, not JSON
         else:
             assert "think_ms" not in frame and "info" not in frame
 

@@ -1,39 +1,30 @@
-"""The replay widget in a real headless Chromium: what a visitor sees and can do.
+"""The replay widget in a real headless Chromium: what a visitor sees and can do, on a desktop
+screen and on a phone's (every test runs on both; see tests/browser.py).
 
-The shipped demo page, its data and board.js/board.css are copied to a temporary folder and
-served by a local HTTP server; the browser is driven over the DevTools protocol (see browser.py).
-Every position shown is checked against the engine's own replay of the game's actions.
+The shipped demo page, its data and board.js/board.css are served by the live server as the
+site's static files; two pages made here (the data inline, a missing data file) are handed to
+the browser by Playwright at addresses of that server. Every position shown is checked against
+the engine's own replay of the game's actions.
 """
 
 from __future__ import annotations
 
 import functools
 import html
-import http.server
 import json
 import random
-import shutil
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import Page, expect
 
 import engine
 from arena.replay import replay_frames
 from engine import Record, State
-
-from .browser import INSTALL_HINT, Browser, find_chromium
+from tests.browser import assert_fits_the_screen
 
 STATIC = Path(__file__).resolve().parents[2] / "arena" / "static" / "arena"
-SHIPPED = [
-    "board.js",
-    "board.css",
-    "replay-demo.html",
-    "replay-demo.json",
-    "replay-demo-yangsh.json",
-]
 ROOT = ".yinsh-replay"
 
 pytestmark = pytest.mark.slow
@@ -42,59 +33,15 @@ pytestmark = pytest.mark.slow
 # --------------------------------------------------------------------------- fixtures
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A local web server with the widget's files and a page holding its data inline."""
-    root = tmp_path_factory.mktemp("site")
-    for name in SHIPPED:
-        shutil.copy(STATIC / name, root / name)
-    (root / "inline.html").write_text(inline_page(), encoding="utf-8")
-    (root / "broken.html").write_text(
-        '<!doctype html><link rel="stylesheet" href="board.css">'
-        '<div class="yinsh-replay" data-replay-url="missing.json"></div>'
-        '<script src="board.js"></script>',
-        encoding="utf-8",
-    )
-    handler = functools.partial(_QuietHandler, directory=str(root))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    executable = find_chromium()
-    if executable is None:
-        pytest.fail(INSTALL_HINT, pytrace=False)
-    b = Browser(executable)
-    b.send("Emulation.setDeviceMetricsOverride", desktop())
-    try:
-        yield b
-    finally:
-        b.close()
-
-
 @pytest.fixture
-def page(browser: Browser) -> Iterator[Browser]:
-    """The browser, with the errors of earlier tests forgotten; no new error may appear."""
-    browser.events.clear()
-    yield browser
-    assert browser.errors() == [], "the page logged errors"
+def demo_url(site: str) -> str:
+    """The shipped demo page, as the site serves it."""
+    return f"{site}/static/arena/replay-demo.html"
 
 
-def desktop() -> dict[str, Any]:
-    return {"width": 1200, "height": 900, "deviceScaleFactor": 1, "mobile": False}
+def serve(page: Page, url: str, body: str) -> None:
+    """Have the browser receive ``body`` as the HTML page at ``url``."""
+    page.route(url, lambda route: route.fulfill(body=body, content_type="text/html"))
 
 
 def inline_page() -> str:
@@ -106,11 +53,20 @@ def inline_page() -> str:
     ]
     data = json.dumps(replay_frames(record, {"actions": entries})).replace("</", "<\\/")
     return (
-        '<!doctype html><meta charset="utf-8"><link rel="stylesheet" href="board.css">'
+        '<!doctype html><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<link rel="stylesheet" href="/static/arena/board.css">'
         '<div class="yinsh-replay" data-hash="game" data-start="start">'
         f'<script type="application/json">{data}</script></div>'
-        '<script src="board.js"></script>'
+        '<script src="/static/arena/board.js"></script>'
     )
+
+
+BROKEN_PAGE = (
+    '<!doctype html><link rel="stylesheet" href="/static/arena/board.css">'
+    '<div class="yinsh-replay" data-replay-url="/static/arena/missing.json"></div>'
+    '<script src="/static/arena/board.js"></script>'
+)
 
 
 def random_record(variant: str, seed: int) -> Record:
@@ -168,26 +124,25 @@ _SEEN = """(() => {
 })()"""
 
 
-def seen(b: Browser) -> dict[str, Any]:
-    return b.evaluate(_SEEN.replace("ROOT", json.dumps(ROOT)))
+def seen(page: Page) -> dict[str, Any]:
+    return dict(page.evaluate(_SEEN.replace("ROOT", json.dumps(ROOT))))
 
 
-def open_page(b: Browser, url: str) -> dict[str, Any]:
-    """Load a page and wait until its widget is drawn (or has failed)."""
-    b.goto(url)
-    state = b.evaluate(
-        """new Promise((resolve) => {
-          const check = () => {
-            const root = document.querySelector(ROOT);
-            const state = root && root.getAttribute("data-replay-state");
-            if (state && state !== "loading") resolve(state); else setTimeout(check, 10);
-          };
-          check();
-        })""".replace("ROOT", json.dumps(ROOT)),
-        await_promise=True,
-    )
-    assert state in ("ready", "error")
-    return seen(b)
+def open_page(page: Page, url: str, *, state: str = "ready") -> dict[str, Any]:
+    """Load a page and wait until its widget is drawn (or has failed, ``state="error"``)."""
+    page.goto(url)
+    expect(page.locator(ROOT)).to_have_attribute("data-replay-state", state)
+    return seen(page) if state == "ready" else {}
+
+
+def at_ply(page: Page, ply: int) -> dict[str, Any]:
+    """What the widget shows once it has reached ``ply`` (waiting for it to get there)."""
+    expect(page.locator(f"{ROOT} .yr-slider")).to_have_value(str(ply))
+    return seen(page)
+
+
+def press(page: Page, key: str) -> None:
+    page.locator(ROOT).press(key)
 
 
 def assert_shows(view: dict[str, Any], s: State) -> None:
@@ -202,10 +157,9 @@ def assert_shows(view: dict[str, Any], s: State) -> None:
 
 
 @pytest.mark.parametrize("ply", [0, 1, 10, 11, 12, 45, 57, 80])
-def test_a_linked_ply_shows_the_engines_position_there(page, site, ply):
+def test_a_linked_ply_shows_the_engines_position_there(page: Page, demo_url: str, ply: int):
     data = demo()
-    view = open_page(page, f"{site}/replay-demo.html?load={ply}#ply={ply}")
-    assert view["state"] == "ready"
+    view = open_page(page, f"{demo_url}?load={ply}#ply={ply}")
     assert view["ply"] == ply
     assert_shows(view, engine_state(data, ply))
     assert view["lines"] == 1 and view["cells"] == 0  # the hex board is drawn with lines
@@ -215,9 +169,9 @@ def test_a_linked_ply_shows_the_engines_position_there(page, site, ply):
         assert view["turn"] == data["frames"][ply - 1]["turn"]
 
 
-def test_without_a_ply_in_the_url_the_final_position_is_shown(page, site):
+def test_without_a_ply_in_the_url_the_final_position_is_shown(page: Page, demo_url: str):
     data = demo()
-    view = open_page(page, f"{site}/replay-demo.html")
+    view = open_page(page, demo_url)
     assert view["ply"] == len(data["frames"])
     assert_shows(view, engine_state(data, len(data["frames"])))
     assert view["score"] == {"white": "2", "black": "3"}
@@ -225,185 +179,174 @@ def test_without_a_ply_in_the_url_the_final_position_is_shown(page, site):
     assert set(view["disabled"]) == {"Next ply (Right arrow)", "Last position (End)"}
 
 
-def test_the_next_button_steps_forward_and_updates_the_link(page, site):
+def test_the_next_button_steps_forward_and_updates_the_link(page: Page, demo_url: str):
     data = demo()
-    before = open_page(page, f"{site}/replay-demo.html?step#ply=20")
-    page.click(".yr-btn-next")
-    after = seen(page)
-    assert after["ply"] == 21
+    before = open_page(page, f"{demo_url}?step#ply=20")
+    page.locator(".yr-btn-next").click()
+    after = at_ply(page, 21)
     assert after["hash"] == "#ply=21"
     assert_shows(after, engine_state(data, 21))
     assert (after["rings"], after["markers"]) != (before["rings"], before["markers"])
-    page.click(".yr-btn-prev")
-    assert seen(page)["ply"] == 20
-    page.click(".yr-btn-first")
-    first = seen(page)
-    assert first["ply"] == 0 and first["hash"] == "#ply=0"
+    page.locator(".yr-btn-prev").click()
+    at_ply(page, 20)
+    page.locator(".yr-btn-first").click()
+    first = at_ply(page, 0)
+    assert first["hash"] == "#ply=0"
     assert first["rings"] == first["markers"] == {"white": [], "black": []}
     assert set(first["disabled"]) == {"First position (Home)", "Previous ply (Left arrow)"}
-    page.click(".yr-btn-last")
-    assert seen(page)["ply"] == len(data["frames"])
+    page.locator(".yr-btn-last").click()
+    at_ply(page, len(data["frames"]))
 
 
-def test_the_arrow_keys_step_through_plies_and_turns(page, site):
+def test_the_arrow_keys_step_through_plies_and_turns(page: Page, demo_url: str):
     data = demo()
-    open_page(page, f"{site}/replay-demo.html?keys#ply=30")
-    page.evaluate(f"document.querySelector({json.dumps(ROOT)}).focus()")
-    page.key("ArrowRight")
-    view = seen(page)
-    assert view["ply"] == 31
-    assert_shows(view, engine_state(data, 31))
-    page.key("ArrowLeft")
-    page.key("ArrowLeft")
-    assert seen(page)["ply"] == 29
+    open_page(page, f"{demo_url}?keys#ply=30")
+    press(page, "ArrowRight")
+    assert_shows(at_ply(page, 31), engine_state(data, 31))
+    press(page, "ArrowLeft")
+    press(page, "ArrowLeft")
+    at_ply(page, 29)
     # Turn 31 is c5-a3;xb3-b7xb2 (plies 31 to 33): Down goes to the end of the next turn.
     page.evaluate("location.hash = '#ply=30'")
-    assert page.evaluate("new Promise((r) => setTimeout(() => r(true), 50))", await_promise=True)
-    assert seen(page)["ply"] == 30  # the widget follows a hash change
-    page.key("ArrowDown")
-    assert seen(page)["ply"] == 33
-    page.key("ArrowUp")
-    assert seen(page)["ply"] == 30
-    page.key("ArrowRight")  # into turn 31, at its first action
-    page.key("ArrowUp")
-    assert seen(page)["ply"] == 30  # back to the turn's start
-    page.key("ArrowRight")
-    page.key("ArrowDown")
-    assert seen(page)["ply"] == 33  # on to the turn's end
-    page.key("Home")
-    assert seen(page)["ply"] == 0
-    page.key("End")
-    assert seen(page)["ply"] == len(data["frames"])
+    at_ply(page, 30)  # the widget follows a hash change
+    press(page, "ArrowDown")
+    at_ply(page, 33)
+    press(page, "ArrowUp")
+    at_ply(page, 30)
+    press(page, "ArrowRight")  # into turn 31, at its first action
+    at_ply(page, 31)
+    press(page, "ArrowUp")
+    at_ply(page, 30)  # back to the turn's start
+    press(page, "ArrowRight")
+    at_ply(page, 31)
+    press(page, "ArrowDown")
+    at_ply(page, 33)  # on to the turn's end
+    press(page, "Home")
+    at_ply(page, 0)
+    press(page, "End")
+    at_ply(page, len(data["frames"]))
 
 
-def test_the_move_list_has_one_entry_per_turn_and_a_click_jumps_there(page, site):
+def test_the_move_list_has_one_entry_per_turn_and_a_click_jumps_there(page: Page, demo_url: str):
     data = demo()
     turns = engine.split_turns(engine_state(data, len(data["frames"])).history)
-    view = open_page(page, f"{site}/replay-demo.html?list#ply=0")
+    view = open_page(page, f"{demo_url}?list#ply=0")
     assert view["moves"] == len(turns) == 70
     assert view["current"] is None
-    page.click('.yr-moves [data-turn="30"]')
-    view = seen(page)
-    assert view["ply"] == 33  # the position after the whole turn
+    page.locator('.yr-moves [data-turn="30"]').click()
+    view = at_ply(page, 33)  # the position after the whole turn
     assert view["current"] == view["turn"] == "31.c5-a3;xb3-b7xb2"
     assert_shows(view, engine_state(data, 33))
     assert view["score"]["white"] == "1"
 
 
-def test_the_last_move_is_highlighted_with_its_flips_and_removals(page, site):
+def test_the_last_move_is_highlighted_with_its_flips_and_removals(page: Page, demo_url: str):
     data = demo()
     move = next(f for f in data["frames"] if f["kind"] == "move" and len(f["flipped"]) >= 2)
-    view = open_page(page, f"{site}/replay-demo.html?hl#ply={move['n']}")
+    view = open_page(page, f"{demo_url}?hl#ply={move['n']}")
     assert sorted(view["highlights"]) == ["yr-from", "yr-to"]
     assert view["flipped"] == sorted(move["flipped"])
     assert view["ghosts"] == 0
     row = next(f for f in data["frames"] if f["kind"] == "remove-row")
-    view = open_page(page, f"{site}/replay-demo.html?row#ply={row['n']}")
+    view = open_page(page, f"{demo_url}?row#ply={row['n']}")
     assert view["ghosts"] == 5  # the row just taken off, drawn faded
     assert "remove a ring" in view["toMove"]
     ring = data["frames"][row["n"]]
-    view = open_page(page, f"{site}/replay-demo.html?ring#ply={ring['n']}")
+    view = open_page(page, f"{demo_url}?ring#ply={ring['n']}")
     assert ring["kind"] == "remove-ring" and view["ghosts"] == 1
 
 
-def test_play_advances_by_itself_until_paused(page, site):
-    open_page(page, f"{site}/replay-demo.html?play#ply=5")
-    page.click(".yr-btn-play")
-    assert (
-        page.evaluate("document.querySelector('.yr-btn-play').getAttribute('aria-pressed')")
-        == "true"
-    )
-    ply = page.evaluate(
-        """new Promise((resolve) => {
-          const slider = document.querySelector(".yr-slider");
-          const check = () =>
-            slider.value !== "5" ? resolve(Number(slider.value)) : setTimeout(check, 20);
-          check();
-        })""",
-        await_promise=True,
-    )
-    assert ply == 6
-    page.click(".yr-btn-play")
-    assert (
-        page.evaluate("document.querySelector('.yr-btn-play').getAttribute('aria-label')")
-        == "Play (Space)"
-    )
+def test_play_advances_by_itself_until_paused(page: Page, demo_url: str):
+    open_page(page, f"{demo_url}?play#ply=5")
+    play = page.locator(".yr-btn-play")
+    play.click()
+    expect(play).to_have_attribute("aria-pressed", "true")
+    expect(page.locator(".yr-slider")).not_to_have_value("5")
+    assert seen(page)["ply"] >= 6
+    play.click()
+    expect(play).to_have_attribute("aria-label", "Play (Space)")
+    expect(play).to_have_attribute("aria-pressed", "false")
 
 
-def test_yangsh_is_drawn_on_a_chequered_8x8_board(page, site):
+def test_yangsh_is_drawn_on_a_chequered_8x8_board(page: Page, demo_url: str):
     data = demo("replay-demo-yangsh.json")
     for ply in (0, 10, 40, len(data["frames"])):
-        view = open_page(page, f"{site}/replay-demo.html?game=yangsh&p={ply}#ply={ply}")
-        assert view["state"] == "ready"
+        view = open_page(page, f"{demo_url}?game=yangsh&p={ply}#ply={ply}")
         assert view["cells"] == 64 and view["lines"] == 0
         assert_shows(view, engine_state(data, ply))
     assert "White wins" in view["toMove"]
     assert view["moves"] == len(engine.split_turns(engine_state(data, ply).history, "yangsh"))
 
 
-def test_the_widget_fits_a_phone_screen(page, site):
-    page.send(
-        "Emulation.setDeviceMetricsOverride",
-        {"width": 360, "height": 740, "deviceScaleFactor": 2, "mobile": True},
-    )
-    try:
-        open_page(page, f"{site}/replay-demo.html?phone#ply=40")
-        sizes = page.evaluate(
-            """(() => {
-              const board = document.querySelector(".yr-board").getBoundingClientRect();
-              return {page: document.documentElement.scrollWidth, board: board.width,
-                      height: board.height, window: window.innerWidth};
-            })()"""
-        )
-    finally:
-        page.send("Emulation.setDeviceMetricsOverride", desktop())
-    assert sizes["window"] == 360
-    assert sizes["page"] <= 360  # nothing sticks out sideways
-    assert 280 <= sizes["board"] <= 360 and sizes["height"] > 250
+def test_the_widget_fits_the_screen_and_the_board_fills_a_phones_width(
+    page: Page, demo_url: str, screen: str
+):
+    open_page(page, f"{demo_url}?fit#ply=40")
+    assert_fits_the_screen(page)
+    width = page.viewport_size["width"] if page.viewport_size else 0
+    board = page.locator(".yr-board").bounding_box()
+    assert board is not None
+    assert board["height"] > 250
+    if screen == "phone":
+        assert width - 60 <= board["width"] <= width  # the board takes the phone's width
+    else:
+        assert 400 <= board["width"] <= width
 
 
-def test_inline_data_with_think_times_and_info_shown_as_plain_text(page, site):
+def test_the_board_is_played_by_touch_with_finger_sized_buttons(
+    page: Page, demo_url: str, screen: str
+):
+    data = demo()
+    open_page(page, f"{demo_url}?touch#ply=20")
+    buttons = page.locator(".yr-controls .yr-btn")
+    assert buttons.count() == 5
+    for k in range(5):
+        box = buttons.nth(k).bounding_box()
+        assert box is not None
+        assert box["width"] >= 44 and box["height"] >= 44  # a finger's size, not a pointer's
+    step = page.locator(".yr-btn-next")
+    if screen == "phone":
+        step.tap()
+        page.locator('.yr-moves [data-turn="30"]').tap()
+    else:
+        step.click()
+        page.locator('.yr-moves [data-turn="30"]').click()
+    view = at_ply(page, 33)
+    assert_shows(view, engine_state(data, 33))
+
+
+def test_inline_data_with_think_times_and_info_shown_as_plain_text(page: Page, site: str):
+    serve(page, f"{site}/inline.html", inline_page())
     view = open_page(page, f"{site}/inline.html")
-    assert view["state"] == "ready"
     assert view["ply"] == 0  # data-start="start"
     assert view["names"] == ["alpha", "<beta>"]
-    page.evaluate(f"document.querySelector({json.dumps(ROOT)}).focus()")
-    page.key("ArrowRight")
-    view = seen(page)
+    press(page, "ArrowRight")
+    view = at_ply(page, 1)
     assert view["hash"] == "#game=1"  # data-hash names the key
     assert "Thought 1.50 s" in view["extra"]
     assert "<b>eval</b> 0" in view["extra"]  # as text, not markup
-    assert page.evaluate("document.querySelectorAll('.yinsh-replay b').length") == 0
+    assert page.locator(".yinsh-replay b").count() == 0
     assert html.escape("<beta>") not in view["names"]
 
 
-def test_a_missing_data_file_shows_a_message_instead_of_a_board(browser, site):
-    browser.events.clear()
-    view_state = browser.evaluate("1")  # the browser still answers
-    assert view_state == 1
-    browser.goto(f"{site}/broken.html")
-    message = browser.evaluate(
-        """new Promise((resolve) => {
-          const check = () => {
-            const p = document.querySelector(".yinsh-replay [role=alert]");
-            if (p) resolve(p.textContent); else setTimeout(check, 10);
-          };
-          check();
-        })""",
-        await_promise=True,
-    )
-    assert "could not be loaded" in message and "404" in message
-    # The only error logged is the failed request itself.
-    assert all("404" in e for e in browser.errors())
+def test_a_missing_data_file_shows_a_message_instead_of_a_board(
+    page: Page, site: str, page_errors: list[str]
+):
+    serve(page, f"{site}/broken.html", BROKEN_PAGE)
+    open_page(page, f"{site}/broken.html", state="error")
+    alert = page.locator(".yinsh-replay [role=alert]")
+    expect(alert).to_contain_text("could not be loaded")
+    expect(alert).to_contain_text("404")
+    # The only errors logged are the failed request itself.
+    assert page_errors and all("404" in e for e in page_errors)
+    page_errors.clear()
 
 
-def test_buttons_have_labels_for_screen_readers(page, site):
-    open_page(page, f"{site}/replay-demo.html?a11y#ply=3")
-    labels = page.evaluate(
-        "Array.from(document.querySelectorAll('.yinsh-replay button'))"
-        ".map((b) => b.getAttribute('aria-label') || b.textContent.trim())"
+def test_buttons_have_labels_for_screen_readers(page: Page, demo_url: str):
+    open_page(page, f"{demo_url}?a11y#ply=3")
+    labels = page.locator(".yinsh-replay button").evaluate_all(
+        "(bs) => bs.map((b) => b.getAttribute('aria-label') || b.textContent.trim())"
     )
     assert all(labels) and len(labels) == 5 + 70
-    assert page.evaluate("document.querySelector('.yr-board').getAttribute('role')") == "img"
-    title = page.evaluate("document.querySelector('.yr-board title').textContent")
-    assert "after ply 3" in title
+    expect(page.locator(".yr-board")).to_have_attribute("role", "img")
+    expect(page.locator(".yr-board title")).to_contain_text("after ply 3")

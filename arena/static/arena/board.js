@@ -15,6 +15,10 @@
  *     data-start        "end" (default) or "start": the ply shown first when the URL names none
  *     data-hash         the URL-hash key that holds the ply ("ply" by default: #ply=12); "off"
  *     data-speed        milliseconds per ply when playing (default 700)
+ *     data-live-url     a game being played: its live feed (/matches/12/live.json), polled every
+ *                       second for the new actions and the clocks; when the game ends, the part of
+ *                       the page around the widget ([data-live-page], else the widget) is fetched
+ *                       again, so the page becomes the finished game's (its replay)
  *
  * Keys (when the widget has focus): Left/Right one ply, Up/Down one turn, Home/End, Space plays.
  * window.YinshReplay.init(root) enhances elements added later.
@@ -115,7 +119,10 @@
     frames.forEach(function (f) {
       var t = turns[f.turn_index];
       if (!t) turns[f.turn_index] = { label: f.turn, by: f.by, first: f.n, last: f.n };
-      else t.last = f.n;
+      else {
+        t.last = f.n;
+        t.label = f.turn; // a turn still being played grows: its latest frame names it whole
+      }
     });
     return turns;
   }
@@ -141,6 +148,7 @@
       el("span", { class: "yr-name", text: playerName(d, c) }, side);
       var score = el("span", { class: "yr-score", "data-color": c }, side);
       self.score[c] = score;
+      if (d.live) self.buildClock(side, c);
     });
     this.result = el("div", { class: "yr-result", text: resultText(d) }, head);
 
@@ -215,19 +223,7 @@
       self.go(parseInt(self.slider.value, 10));
     });
     this.moves = el("ol", { class: "yr-moves", "aria-label": "Moves" }, side);
-    this.turnItems = this.turns.map(function (t, k) {
-      var li = el("li", { class: "yr-" + t.by }, self.moves);
-      var btn = el(
-        "button",
-        { type: "button", class: "yr-turnbtn", "data-turn": String(k), text: t.label },
-        li
-      );
-      btn.addEventListener("click", function () {
-        self.stop();
-        self.go(t.last);
-      });
-      return btn;
-    });
+    this.buildMoves();
 
     root.addEventListener("keydown", function (e) {
       self.onKey(e);
@@ -238,6 +234,24 @@
         if (n !== null && n !== self.ply) self.go(n, { hash: false });
       });
     }
+  };
+
+  Replay.prototype.buildMoves = function () {
+    var self = this;
+    clear(this.moves);
+    this.turnItems = this.turns.map(function (t, k) {
+      var li = el("li", { class: "yr-" + t.by }, self.moves);
+      var btn = el(
+        "button",
+        { type: "button", class: "yr-turnbtn", "data-turn": String(k), text: t.label },
+        li
+      );
+      btn.addEventListener("click", function () {
+        self.stop();
+        self.go(self.turns[k].last);
+      });
+      return btn;
+    });
   };
 
   function button(parent, name, label) {
@@ -255,7 +269,7 @@
   }
 
   function resultText(d) {
-    if (!d.result) return "Unfinished";
+    if (!d.result) return d.live ? "Being played now" : "Unfinished";
     var why = TERMINATIONS[d.termination] || d.termination || "";
     var who = d.result === "draw" ? "Draw" : cap(d.result) + " wins";
     return (d.score ? d.score + " · " : "") + who + (why ? " (" + why + ")" : "");
@@ -582,6 +596,191 @@
     window.history.replaceState(null, "", "#" + params.toString());
   };
 
+
+  // ------------------------------------------------------------------------ live games
+
+  var POLL_MS = 1000;
+  var HIDDEN_POLL_MS = 5000;
+  var RETRY_MS = 5000;
+
+  Replay.prototype.buildClock = function (side, c) {
+    if (!this.clocks) this.clocks = {};
+    var box = el("span", { class: "yr-clock", "data-color": c }, side);
+    this.clocks[c] = {
+      time: el("span", { class: "yr-clock-time", role: "timer", "aria-label": cap(c) + "'s clock" }, box),
+      last: el("span", { class: "yr-clock-last" }, box),
+    };
+  };
+
+  // The clocks as the feed gives them (docs/replay.md, "Watching a game live"); the side to act
+  // counts down from there until the next answer.
+  Replay.prototype.setClocks = function (clocks) {
+    var self = this;
+    this.clockData = clocks;
+    this.clockAt = Date.now();
+    if (!this.clockTimer) {
+      this.clockTimer = window.setInterval(function () {
+        self.renderClocks();
+      }, 200);
+    }
+    this.renderClocks();
+  };
+
+  Replay.prototype.renderClocks = function () {
+    var k = this.clockData;
+    if (!k || !this.clocks) return;
+    var self = this;
+    COLOURS.forEach(function (c) {
+      var side = k[c] || { ms: 0, last_ms: null };
+      var ms = side.ms;
+      var running = k.turn === c && typeof k.running_ms === "number";
+      if (running) ms -= k.running_ms + (Date.now() - self.clockAt);
+      var box = self.clocks[c];
+      box.time.textContent = formatClock(ms);
+      box.time.parentNode.classList.toggle("yr-clock-running", k.turn === c);
+      box.last.textContent =
+        typeof side.last_ms === "number" ? "last move " + formatMs(side.last_ms) : "";
+    });
+  };
+
+  function formatClock(ms) {
+    ms = Math.max(0, ms);
+    var tenths = Math.floor(ms / 100);
+    var s = Math.floor(tenths / 10);
+    var m = Math.floor(s / 60);
+    var ss = String(s % 60);
+    return m + ":" + (ss.length < 2 ? "0" + ss : ss) + (m < 1 ? "." + (tenths % 10) : "");
+  }
+
+  // New actions from the feed: the frames after feed.after replace what followed it; a watcher
+  // at the last ply follows the game, one looking back stays where they are.
+  Replay.prototype.extend = function (feed) {
+    if (feed.after === this.frames.length && !(feed.frames || []).length) return;
+    var following = this.ply === this.frames.length;
+    this.frames = this.frames.slice(0, feed.after).concat(feed.frames || []);
+    this.data.frames = this.frames;
+    this.turns = deriveTurns(this.frames);
+    this.buildMoves();
+    this.slider.max = String(this.frames.length);
+    this.go(following ? this.frames.length : Math.min(this.ply, this.frames.length), { hash: false });
+  };
+
+  Replay.prototype.stopLive = function () {
+    if (this.pollTimer) window.clearTimeout(this.pollTimer);
+    if (this.clockTimer) window.clearInterval(this.clockTimer);
+    this.pollTimer = this.clockTimer = null;
+    this.stop();
+  };
+
+  function liveUrl(url, since) {
+    return url + (url.indexOf("?") < 0 ? "?" : "&") + "since=" + since;
+  }
+
+  function getJSON(url) {
+    return fetch(url, {
+      credentials: "same-origin",
+      cache: "no-store",
+      headers: { Accept: "application/json" },
+    }).then(function (r) {
+      if (!r.ok) throw new Error("HTTP " + r.status);
+      return r.json();
+    });
+  }
+
+  function liveData(feed) {
+    var data = {};
+    Object.keys(feed.game || {}).forEach(function (k) {
+      data[k] = feed.game[k];
+    });
+    data.frames = feed.frames || [];
+    data.result = null;
+    data.score = "*";
+    data.live = true;
+    return data;
+  }
+
+  function mountLive(root) {
+    var url = root.getAttribute("data-live-url");
+    return getJSON(liveUrl(url, 0)).then(function (feed) {
+      if (feed.over) {
+        becomeReplay(root);
+        return null;
+      }
+      var replay = new Replay(root, liveData(feed));
+      replay.liveUrl = url;
+      replay.attempt = feed.attempt;
+      replay.setClocks(feed.clocks);
+      root.setAttribute("data-live-state", "live");
+      replay.schedulePoll(POLL_MS);
+      return replay;
+    });
+  }
+
+  Replay.prototype.schedulePoll = function (ms) {
+    var self = this;
+    if (this.pollTimer) window.clearTimeout(this.pollTimer);
+    if (document.hidden) ms = Math.max(ms, HIDDEN_POLL_MS);
+    this.pollTimer = window.setTimeout(function () {
+      self.poll();
+    }, ms);
+  };
+
+  Replay.prototype.poll = function () {
+    var self = this;
+    var asked = Date.now();
+    var since = this.restart ? 0 : this.frames.length;
+    this.restart = false;
+    getJSON(liveUrl(this.liveUrl, since))
+      .then(function (feed) {
+        if (!self.root.isConnected) return;
+        if (feed.over) {
+          self.stopLive();
+          becomeReplay(self.root);
+          return;
+        }
+        if (feed.attempt !== self.attempt) {
+          // The game was started again: take it from its start.
+          self.attempt = feed.attempt;
+          if (feed.after > 0) {
+            self.restart = true;
+            self.schedulePoll(0);
+            return;
+          }
+        }
+        self.extend(feed);
+        self.setClocks(feed.clocks);
+        self.root.setAttribute("data-live-ply", String(feed.plies));
+        self.schedulePoll(Math.max(0, POLL_MS - (Date.now() - asked)));
+      })
+      .catch(function () {
+        if (self.root.isConnected) self.schedulePoll(RETRY_MS);
+      });
+  };
+
+  // The game is over: fetch the page again and put its part around the widget in place of
+  // ours (the result, the reason, the downloads and the replay), without a reload.
+  function becomeReplay(root) {
+    var part = root.closest("[data-live-page]") || root;
+    root.setAttribute("data-live-state", "over");
+    return fetch(window.location.href, { credentials: "same-origin", cache: "no-store" })
+      .then(function (r) {
+        if (!r.ok) throw new Error("HTTP " + r.status);
+        return r.text();
+      })
+      .then(function (html) {
+        var doc = new DOMParser().parseFromString(html, "text/html");
+        var fresh = part.id ? doc.getElementById(part.id) : null;
+        if (!fresh || fresh.querySelector("[data-live-url]")) throw new Error("still live");
+        var node = document.importNode(fresh, true);
+        part.parentNode.replaceChild(node, part);
+        if (doc.title) document.title = doc.title;
+        return init(node);
+      })
+      .catch(function () {
+        window.location.reload();
+      });
+  }
+
   // ------------------------------------------------------------------------ start-up
 
   function load(root) {
@@ -605,9 +804,12 @@
     if (root.getAttribute("data-replay-state")) return Promise.resolve(root.yinshReplay);
     root.setAttribute("data-replay-state", "loading");
     root.setAttribute("aria-busy", "true");
-    return load(root)
-      .then(function (data) {
-        root.yinshReplay = new Replay(root, data);
+    var live = root.hasAttribute("data-live-url");
+    return (live ? mountLive(root) : load(root).then(function (data) {
+      return new Replay(root, data);
+    }))
+      .then(function (replay) {
+        root.yinshReplay = replay;
         root.setAttribute("data-replay-state", "ready");
         root.removeAttribute("aria-busy");
         return root.yinshReplay;

@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from arena.bots.models import BotVersion
 from arena.duels.models import Duel
-from tests.arena.browser.conftest import contrast, fits_the_screen
 from tests.arena.conftest import make_version
+from tests.browser import assert_fits_the_screen, contrast
 
 
 @pytest.mark.django_db(transaction=True)
@@ -22,7 +23,7 @@ def test_an_owner_starts_a_test_from_the_bot_page_and_sees_it_live(
     page.goto(f"{site}/bots/walker/")
     page.get_by_role("link", name="Test against…").click()
     page.wait_for_url("**/bots/walker/test/")
-    assert fits_the_screen(page)
+    assert_fits_the_screen(page)
     page.get_by_label("Opponent").select_option(
         label="walker v1 (alice, retired; plays every variant)"
     )
@@ -31,12 +32,12 @@ def test_an_owner_starts_a_test_from_the_bot_page_and_sees_it_live(
     page.wait_for_url("**/tests/*/")
     duel = Duel.objects.get()
     assert page.url.endswith(f"/tests/{duel.pk}/")
-    assert page.get_by_role("heading", name=f"Test #{duel.pk}").is_visible()
-    assert page.get_by_text("walker v2 against walker v1").is_visible()
-    assert page.locator("#llr").inner_text().startswith("0.00 in (-2.94, 2.94)")
-    assert page.get_by_role("button", name="Cancel").is_visible()
+    expect(page.get_by_role("heading", name=f"Test #{duel.pk}")).to_be_visible()
+    expect(page.get_by_text("walker v2 against walker v1")).to_be_visible()
+    expect(page.locator("#llr")).to_contain_text("0.00 in (-2.94, 2.94)")
+    expect(page.get_by_role("button", name="Cancel")).to_be_visible()
     assert contrast(page.get_by_role("button", name="Cancel")) >= 4.5  # white on red
-    assert fits_the_screen(page)
+    assert_fits_the_screen(page)
     assert duel.elo1 == 50 and duel.candidate.number == 2
 
 
@@ -50,10 +51,10 @@ def test_a_visitor_challenges_a_bot_from_its_page(
     page.goto(f"{site}/bots/walker/")
     page.get_by_role("link", name="Challenge", exact=True).click()
     page.wait_for_url("**/bots/walker/challenge/")
-    assert fits_the_screen(page)
+    assert_fits_the_screen(page)
     page.get_by_role("button", name="Start the challenge").click()
     page.wait_for_url("**/challenges/*/")
-    assert page.get_by_text("runner v1 against walker v1").is_visible()
-    assert fits_the_screen(page)
+    expect(page.get_by_text("runner v1 against walker v1")).to_be_visible()
+    assert_fits_the_screen(page)
     page.goto(f"{site}/challenges/")
-    assert fits_the_screen(page)
+    assert_fits_the_screen(page)

@@ -5,11 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from arena.notifications.models import NotificationSettings
-from tests.arena.browser.conftest import fits_the_screen
 from tests.arena.conftest import make_version
 from tests.arena.test_failures import crash
+from tests.browser import assert_fits_the_screen
 
 
 @pytest.mark.django_db(transaction=True)
@@ -23,17 +24,17 @@ def test_the_owner_edits_the_notification_settings(
     page.get_by_label("a test of my bot finished").uncheck()
     page.get_by_label("a tournament I organised or played finished").uncheck()
     page.get_by_role("button", name="Save").click()
-    page.get_by_text("Your notification settings were saved.").wait_for()
-    assert fits_the_screen(page)
+    expect(page.get_by_text("Your notification settings were saved.")).to_be_visible()
+    assert_fits_the_screen(page)
     prefs = NotificationSettings.objects.get(user=user)
     assert prefs.events == ["check_finished", "version_failing"]
     assert prefs.email and not prefs.webhook
     assert page.get_by_label("a check of my bot finished").is_checked()
     assert not page.get_by_label("a test of my bot finished").is_checked()
     page.get_by_role("button", name="Send a test notification").click()
-    page.get_by_text("A test notification is on its way (email)").wait_for()
-    assert page.get_by_role("cell", name="Test notification").is_visible()
-    assert fits_the_screen(page)
+    expect(page.get_by_text("A test notification is on its way (email)")).to_be_visible()
+    expect(page.get_by_role("cell", name="Test notification")).to_be_visible()
+    assert_fits_the_screen(page)
 
 
 @pytest.mark.django_db(transaction=True)
@@ -46,10 +47,10 @@ def test_the_bot_page_warns_its_owner_of_a_failing_version(
     for _ in range(3):
         crash(mine, other)
     page.goto(f"{site}/bots/crasher/")
-    assert page.get_by_text("Failing often").count() == 0
+    expect(page.get_by_text("Failing often")).to_have_count(0)
     log_in(user)
     page.goto(f"{site}/bots/crasher/")
     warning = page.get_by_role("alert")
-    assert "v1 lost 3 of its 3 Yangsh games" in warning.inner_text()
-    assert page.get_by_text("exited during the game (exit code 1)").is_visible()
-    assert fits_the_screen(page)
+    expect(warning).to_contain_text("v1 lost 3 of its 3 Yangsh games")
+    expect(page.get_by_text("exited during the game (exit code 1)")).to_be_visible()
+    assert_fits_the_screen(page)

@@ -6,12 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from playwright.sync_api import expect
 
 from arena.games import services as games
 from arena.games.models import Match
-from tests.arena.browser.conftest import fits_the_screen
 from tests.arena.conftest import TEST_BOTS, make_version
 from tests.arena.test_matches import queued_match
+from tests.browser import assert_fits_the_screen
 
 #: What the diary bot (tests/bots/honest/diary) writes to its stderr and its info.
 DIARY = "DIARY-MARKER-5e2b"
@@ -34,14 +35,15 @@ def test_the_owner_reads_its_bots_stderr_and_info_on_the_match_page(
     log_in(user)
     page.goto(f"{site}/matches/{played.pk}/")
     log = page.locator("#log-white")
-    assert log.get_by_role("heading", name="White's log").is_visible()
+    expect(log.get_by_role("heading", name="White's log")).to_be_visible()
     stderr = log.locator("pre.stderr")
-    assert stderr.is_visible() and f"{DIARY} starting in" in stderr.inner_text()
-    assert DIARY in log.locator("table.log-moves").inner_text()
-    assert page.locator("#log-black").count() == 0
+    expect(stderr).to_be_visible()
+    expect(stderr).to_contain_text(f"{DIARY} starting in")
+    expect(log.locator("table.log-moves")).to_contain_text(DIARY)
+    expect(page.locator("#log-black")).to_have_count(0)
     assert "giving up after three actions" not in page.content()
-    page.locator(".yinsh-replay svg").first.wait_for()
-    assert fits_the_screen(page)
+    expect(page.locator(".yinsh-replay svg").first).to_be_visible()
+    assert_fits_the_screen(page)
 
 
 @pytest.mark.django_db(transaction=True)
@@ -49,9 +51,9 @@ def test_a_visitor_reads_what_happened_but_no_bots_logs(
     page: Any, site: str, played: Match
 ) -> None:
     page.goto(f"{site}/matches/{played.pk}/")
-    assert "black exited at ply" in page.locator("td.reason").inner_text()
-    assert page.locator("section.bot-log").count() == 0
-    page.locator(".yinsh-replay svg").first.wait_for()
+    expect(page.locator("td.reason")).to_contain_text("black exited at ply")
+    expect(page.locator("section.bot-log")).to_have_count(0)
+    expect(page.locator(".yinsh-replay svg").first).to_be_visible()
     assert DIARY not in page.content()
     assert "giving up after three actions" not in page.content()
-    assert fits_the_screen(page)
+    assert_fits_the_screen(page)

@@ -2,7 +2,7 @@
 
     python manage.py bench_arena games   --games 200 [--concurrency 1]
     python manage.py bench_arena pages   (after make_bench_data)
-    python manage.py bench_arena ratings (after make_bench_data)
+    python manage.py bench_arena ratings [--cold] (after make_bench_data)
 
 ``games`` plays the same number of games between two copies of the built-in ``random`` bot
 (instant bots) twice: with the bare referee in this process, then through the full path (the
@@ -14,6 +14,7 @@ broker (set DATABASE_URL / REDIS_URL to measure PostgreSQL and Redis) and remove
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import statistics
 import subprocess
@@ -34,7 +35,7 @@ from arena.bots import services as bots
 from arena.bots import store
 from arena.bots.models import Bot, BotVersion
 from arena.games import ratings, runner, services
-from arena.games.models import Match
+from arena.games.models import Match, Rating, RatingState
 
 PREFIX = "benchgames-"
 
@@ -49,6 +50,11 @@ class Command(BaseCommand):
         parser.add_argument("--variant", default="yinsh")
         parser.add_argument("--requests", type=int, default=30)
         parser.add_argument("--rounds", type=int, default=3)
+        parser.add_argument(
+            "--cold",
+            action="store_true",
+            help="ratings: delete the stored ratings first (the fit starts from nothing)",
+        )
 
     def handle(self, *args: object, **o: Any) -> None:
         getattr(self, f"_{o['part']}")(o)
@@ -225,6 +231,10 @@ class Command(BaseCommand):
 
     def _ratings(self, o: dict[str, Any]) -> None:
         n = Match.objects.filter(status="finished").count()
+        if o["cold"]:
+            # From nothing: the stored ratings and advantages the fit would start from go.
+            Rating.objects.all().delete()
+            RatingState.objects.update(white_advantage=0.0)
         started = time.perf_counter()
         counted = ratings.rebuild_pair_stats()
         rebuilt = time.perf_counter() - started
@@ -237,6 +247,8 @@ class Command(BaseCommand):
                 f"fit {r.variant}: {r.players} versions, {r.pairs} pairs, {r.seconds:.2f} s"
             )
         self.stdout.write(f"full recomputation: {total:.2f} s")
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        self.stdout.write(f"peak memory of this process: {peak:.0f} MiB")
 
 
 def _bench_versions() -> tuple[BotVersion, BotVersion]:

@@ -1,0 +1,303 @@
+"""Watching a match while it is played: its actions as the referee plays them, and the feed its
+page polls.
+
+The worker gives the referee a :class:`Recorder` (``on_played``): each action a bot plays
+becomes a :class:`~arena.games.models.LiveMove` row (the action, its think time, both clocks),
+written by a thread of the recorder's within ``INTERVAL_S`` seconds, so that the game never
+waits for the database. The rows of a claim are its own (``attempt``): a new claim of the match
+starts afresh, and :func:`clear` deletes them when the match closes (its record then holds the
+game).
+
+:func:`feed` is what ``/matches/<id>/live.json?since=N`` answers: the frames of the replay
+widget after ply ``N`` (:func:`arena.replay.replay_frames`), the clocks, and whether the game
+is over. Everything in it is public: no bot's ``info``, standard error or failure details,
+whoever asks (the finished game's page shows its owner more).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import TypedDict
+
+from django.db import DatabaseError, connection, connections, transaction
+from django.utils import timezone
+
+import engine
+from arena.games.models import LiveMove, Match, MatchRecord
+from arena.jsontypes import JSONObject
+from arena.referee.game import Played, TimeControl
+from arena.replay import Frame, Layout, replay_frames
+
+__all__ = ["INTERVAL_S", "Clocks", "Feed", "GameData", "Recorder", "Side", "clear", "feed"]
+
+log = logging.getLogger(__name__)
+
+#: A worker writes a game's new actions at most this often (seconds): how far behind the game
+#: a watcher can be, beside the page's polling.
+INTERVAL_S = 0.2
+
+
+class Recorder:
+    """Writes the actions of one claim of a match as the referee plays them (``on_played``),
+    used as a context manager around the game.
+
+    Made when the claim starts: the rows an earlier claim of the match left are deleted. In a
+    worker (no transaction open) a thread of its own writes them, on its own connection, as soon
+    as they come and then at most every ``interval`` seconds, so that the game never waits for
+    the database and a watcher is at most that far behind. A caller inside a transaction (a
+    test) holds the match where another connection cannot see it: each action is then written
+    at once, on the caller's connection.
+
+    Either way the writes skip PostgreSQL's wait for the disk (``synchronous_commit`` off on
+    that connection while the game is played: a crash may lose the last live actions, which
+    the record replaces anyway); the result is written after, durably as ever. A database that
+    fails under the recorder costs the watchers their live view, never the game: the error is
+    logged and the recorder stops writing.
+    """
+
+    def __init__(self, match_id: int, attempt: int, *, interval: float = INTERVAL_S) -> None:
+        self.match_id = match_id
+        self.attempt = attempt
+        self.interval = interval
+        self.failed = False
+        self._pending: list[LiveMove] = []
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        LiveMove.objects.filter(match_id=match_id).exclude(attempt=attempt).delete()
+
+    def __enter__(self) -> Recorder:
+        if connection.in_atomic_block:
+            self._session("SET synchronous_commit TO OFF")
+        else:
+            self._thread = threading.Thread(target=self._run, name="live-moves", daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._thread is None:
+            self._session("RESET synchronous_commit")
+            return
+        self._stop.set()
+        self._wake.set()
+        self._thread.join(timeout=30)
+
+    def __call__(self, played: Played) -> None:
+        if self.failed:
+            return
+        white_ms, black_ms = played.clocks_ms
+        row = LiveMove(
+            match_id=self.match_id,
+            attempt=self.attempt,
+            ply=played.ply,
+            color=played.color,
+            action=played.action,
+            think_ms=None if played.think_ms is None else round(played.think_ms),
+            white_ms=white_ms,
+            black_ms=black_ms,
+            turn=played.turn,
+            at=timezone.now(),
+        )
+        if self._thread is None:
+            self._write([row])
+            return
+        with self._lock:
+            self._pending.append(row)
+        self._wake.set()
+
+    def _run(self) -> None:
+        try:
+            self._session("SET synchronous_commit TO OFF")
+            while not self._stop.is_set():
+                self._wake.wait()
+                self._wake.clear()
+                with self._lock:
+                    rows, self._pending = self._pending, []
+                if rows and not self._stop.is_set():
+                    self._write(rows)
+                self._stop.wait(self.interval)
+        finally:
+            connections.close_all()
+
+    def _write(self, rows: list[LiveMove]) -> None:
+        if self.failed:
+            return
+        try:
+            with transaction.atomic():
+                for row in rows:
+                    row.save(force_insert=True)
+        except DatabaseError as e:
+            self.failed = True
+            log.warning("match %s: its live moves are no longer written: %s", self.match_id, e)
+
+    def _session(self, sql: str) -> None:
+        if connection.vendor != "postgresql":
+            return
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute(sql)
+        except DatabaseError as e:
+            log.warning("match %s: %s failed: %s", self.match_id, sql, e)
+
+
+def clear(match_id: int, attempt: int | None = None) -> None:
+    """Delete a match's live moves (it closed: its record, if any, holds the game), or those
+    of one claim (which lost the match)."""
+    rows = LiveMove.objects.filter(match_id=match_id)
+    if attempt is not None:
+        rows = rows.filter(attempt=attempt)
+    rows.delete()
+
+
+# ----------------------------------------------------------------------------- the feed
+
+
+class Side(TypedDict):
+    #: What the side's clock holds, in milliseconds, as of its last action.
+    ms: int
+    #: How long its last action took it (None before it acted, or after a forced pass).
+    last_ms: int | None
+
+
+class Clocks(TypedDict):
+    white: Side
+    black: Side
+    #: Who acts now ("" when nobody does: the game is over or not started).
+    turn: str
+    #: How long ago the last action was played: the side to act has been thinking that long
+    #: (None before the first action of the bots).
+    running_ms: int | None
+
+
+class GameData(TypedDict):
+    """The replay widget's data (docs/replay.md) but for its frames and turns."""
+
+    variant: str
+    title: str
+    rings: int
+    rows_to_win: int
+    board: Layout
+    white: str
+    black: str
+    initial: JSONObject
+
+
+class Feed(TypedDict):
+    match: int
+    status: str
+    over: bool
+    #: The claim whose actions these are (a match played again starts from its opening).
+    attempt: int
+    #: How many actions the game has had so far (its opening's included).
+    plies: int
+    #: The frames below follow this ply: ``since``, or 0 when the game has fewer actions than
+    #: ``since`` (it was started again): the watcher then starts afresh.
+    after: int
+    frames: list[Frame]
+    #: None once the game is over.
+    clocks: Clocks | None
+    score: str
+    termination: str
+    #: The replay's board, players and first position, when ``after`` is 0.
+    game: GameData | None
+
+
+def feed(match: Match, since: int = 0) -> Feed:
+    """What a watcher of ``match`` is told: the frames after ply ``since``, the clocks, and
+    whether the game is over (then its page is the replay).
+
+    ``match`` needs its versions and their bots (``select_related``). Raises ``ValueError``
+    for a negative ``since``.
+    """
+    if since < 0:
+        raise ValueError(f"since must be a ply number, 0 or more, not {since}")
+    headers = {"White": match.white.label, "Black": match.black.label}
+    variant = engine.variant(match.variant)
+    rows: list[LiveMove] = []
+    record: engine.Record | None = None
+    if match.is_over:
+        stored = MatchRecord.objects.filter(match=match).only("record").first()
+        if stored is not None:
+            record = engine.Record.parse(stored.record)
+    else:
+        rows = list(
+            LiveMove.objects.filter(match=match, attempt=match.attempts).order_by("ply")
+            if match.status == Match.Status.RUNNING
+            else []
+        )
+    if record is None:
+        record = _record(variant, match.opening_actions, rows, headers)
+    plies = len(record.actions)
+    after = since if since <= plies else 0
+    replay = replay_frames(record, after=after)
+    frames = replay["frames"]
+    game: GameData | None = None
+    if after == 0:
+        game = {
+            "variant": replay["variant"],
+            "title": replay["title"],
+            "rings": replay["rings"],
+            "rows_to_win": replay["rows_to_win"],
+            "board": replay["board"],
+            "white": replay["white"],
+            "black": replay["black"],
+            "initial": replay["initial"],
+        }
+    return {
+        "match": match.pk,
+        "status": match.status,
+        "over": match.is_over,
+        "attempt": match.attempts,
+        "plies": plies,
+        "after": after,
+        "frames": frames,
+        "clocks": None if match.is_over else _clocks(match, record, rows),
+        "score": match.score,
+        "termination": match.termination,
+        "game": game,
+    }
+
+
+def _record(
+    variant: engine.Variant, opening: list[str], rows: list[LiveMove], headers: dict[str, str]
+) -> engine.Record:
+    """The game so far: the opening, then the actions recorded in order (up to a gap, or an
+    action the rules refuse: neither happens with the referee's rows)."""
+    state = engine.State(variant)
+    for token in opening:
+        state.play(token)
+    for row in rows:
+        if row.ply != len(state.history) + 1:
+            break
+        try:
+            state.play(row.action)
+        except ValueError:
+            break
+    return engine.Record(variant, list(state.history), None, headers)
+
+
+def _clocks(match: Match, record: engine.Record, rows: list[LiveMove]) -> Clocks:
+    if rows:
+        last = rows[-1]
+        sides = {"white": last.white_ms, "black": last.black_ms}
+        turn = last.turn
+        running = None
+        if turn:
+            running = max(0, round((timezone.now() - last.at).total_seconds() * 1000))
+    else:
+        initial = TimeControl.parse(match.time_control).initial_ms
+        sides = {"white": initial, "black": initial}
+        state = record.replay()
+        turn = "" if state.is_over() else state.turn.label
+        running = None
+    thought: dict[str, int | None] = {"white": None, "black": None}
+    for row in rows:
+        thought[row.color] = row.think_ms
+    return {
+        "white": {"ms": sides["white"], "last_ms": thought["white"]},
+        "black": {"ms": sides["black"], "last_ms": thought["black"]},
+        "turn": turn,
+        "running_ms": running,
+    }

@@ -1,0 +1,114 @@
+"""A real game played by the worker's service is written as it goes: the live feed follows it
+action by action, then becomes the finished game's record."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+from django.db.models.signals import post_save
+
+import engine
+from arena.games import live, runner, services
+from arena.games.models import LiveMove, Match, MatchRecord
+from tests.arena.conftest import make_version
+from tests.arena.test_matches import queued_match
+
+
+@pytest.fixture
+def pair(user: Any) -> tuple[Any, Any]:
+    return make_version(user, "white-bot"), make_version(user, "black-bot")
+
+
+def _reload(pk: int) -> Match:
+    return Match.objects.select_related("white__bot", "black__bot").get(pk=pk)
+
+
+@pytest.mark.django_db
+def test_a_real_game_is_written_action_by_action_while_it_is_played(pair: Any) -> None:
+    m = queued_match(*pair, variant="blitz", opening="e5 f6 g7 d4", time_control="20+0.1")
+    seen: list[tuple[LiveMove, Any]] = []
+
+    def watch(sender: Any, instance: LiveMove, created: bool, **kwargs: Any) -> None:
+        # What a watcher polling now is told, every time the worker writes an action.
+        seen.append((instance, live.feed(_reload(m.pk), since=instance.ply - 1)))
+
+    post_save.connect(watch, sender=LiveMove)
+    try:
+        assert services.play(m.pk, worker_name="test") == "finished"
+    finally:
+        post_save.disconnect(watch, sender=LiveMove)
+
+    record = engine.Record.parse(MatchRecord.objects.get(match=m).record)
+    actions = [str(a) for a in record.actions]
+    assert len(seen) == len(actions) - 4  # every action of the bots, none of the opening's
+    for row, feed in seen:
+        assert feed["status"] == "running" and not feed["over"]
+        assert feed["plies"] == row.ply  # the watcher sees the game up to this very action
+        assert [f["action"] for f in feed["frames"]] == [actions[row.ply - 1]]
+        clocks = feed["clocks"]
+        assert clocks is not None
+        assert (clocks["white"]["ms"], clocks["black"]["ms"]) == (row.white_ms, row.black_ms)
+        assert clocks[row.color]["last_ms"] == row.think_ms
+    assert [row.ply for row, _ in seen] == list(range(5, len(actions) + 1))
+    # The clocks are the referee's own: the last ones written are those it ended with.
+    players = MatchRecord.objects.get(match=m).transcript["players"]
+    last = seen[-1][0]
+    assert (last.white_ms, last.black_ms) == (
+        players["white"]["clock_ms"],
+        players["black"]["clock_ms"],
+    )
+
+    # Once over, the rows are gone and the feed is the record's, ready for the replay.
+    assert not LiveMove.objects.filter(match=m).exists()
+    end = live.feed(_reload(m.pk))
+    assert end["over"] and end["status"] == "finished" and end["clocks"] is None
+    assert [f["action"] for f in end["frames"]] == actions
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_writes_the_actions_from_a_thread_while_the_game_goes_on(pair: Any) -> None:
+    """Outside a transaction (a worker), the game never waits for the database: the recorder's
+    own thread writes each action, on its own connection, while the referee plays on."""
+    m = queued_match(*pair, variant="blitz", opening="e5 f6 g7 d4", time_control="20+0.1")
+    attempt = services.claim(m.pk, "test")
+    assert attempt is not None
+    written = threading.Event()
+    writers: list[str] = []
+    waited: list[bool] = []
+
+    def saved(sender: Any, instance: LiveMove, **kwargs: Any) -> None:
+        writers.append(threading.current_thread().name)
+        if instance.ply == 6:
+            written.set()
+
+    post_save.connect(saved, sender=LiveMove)
+    try:
+        with live.Recorder(m.pk, attempt) as recorder:
+
+            def on_played(played: Any) -> None:
+                recorder(played)
+                if played.ply == 6:  # hold the game here until the thread has written it
+                    waited.append(written.wait(120))
+
+            config = runner.game_config(
+                variant="blitz",
+                white=runner.load_spec(pair[0]),
+                black=runner.load_spec(pair[1]),
+                white_label="white-bot v1",
+                black_label="black-bot v1",
+                time_control="20+0.1",
+                seed=1,
+                event="test",
+                opening="e5 f6 g7 d4",
+            )
+            result = runner.referee().play(config, on_played=on_played)
+    finally:
+        post_save.disconnect(saved, sender=LiveMove)
+    assert waited == [True]
+    assert set(writers) == {"live-moves"}
+    rows = list(LiveMove.objects.filter(match=m, attempt=attempt).order_by("ply"))
+    actions = [str(a) for a in result.record.actions]
+    assert [r.ply for r in rows] == list(range(5, 5 + len(rows))) and len(rows) >= 2
+    assert [r.action for r in rows] == actions[4 : 4 + len(rows)]
