@@ -580,7 +580,7 @@ def test_the_bot_page_draws_the_rating_band(user: Any, anchor: Any) -> None:
     assert RatingPoint.objects.filter(version=a).exclude(error=None).count() == 2
     page = Client().get("/bots/alpha/").content.decode()
     assert '<polygon points="' in page and 'class="band"' in page
-    assert "shaded: the 95% interval" in page
+    assert "shaded band of its 95% interval" in page
 
 
 def test_the_los_table_and_a_head_to_head_take_a_fixed_number_of_queries(
