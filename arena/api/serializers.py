@@ -14,6 +14,7 @@ from arena.bots import services as bots
 from arena.bots.models import DESCRIPTION_MAX_LENGTH, NAME_MAX_LENGTH, NAME_RULE, Bot, BotVersion
 from arena.games import failures, privacy
 from arena.games.downloads import LadderMonth
+from arena.games.filters import TERMINATIONS
 from arena.games.models import Match, Rating, RatingPoint, Variant
 from arena.jsontypes import JSONObject
 from arena.notifications.models import CHOOSABLE
@@ -529,7 +530,9 @@ class MatchFilter(TypedDict, total=False):
     variant: str
     status: str
     kind: str
+    termination: str
     bot: str
+    version: int
     tournament: int
     duel: int
 
@@ -538,7 +541,16 @@ class MatchFilterSerializer(FilterSerializer[MatchFilter]):
     variant = serializers.ChoiceField(choices=Variant.choices, required=False, allow_blank=True)
     status = serializers.ChoiceField(choices=Match.Status.choices, required=False, allow_blank=True)
     kind = serializers.ChoiceField(choices=Match.Kind.choices, required=False, allow_blank=True)
+    termination = serializers.ChoiceField(
+        choices=TERMINATIONS, required=False, allow_blank=True, help_text="How the game ended."
+    )
     bot = serializers.CharField(required=False, allow_blank=True, help_text="A bot's name.")
+    version = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        max_value=2**63 - 1,
+        help_text="A version's id (a match's white_version or black_version).",
+    )
     tournament = serializers.IntegerField(required=False, min_value=1, max_value=2**63 - 1)
     duel = serializers.IntegerField(
         required=False, min_value=1, max_value=2**63 - 1, help_text="A test or a challenge."

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
-from django.db.models import Prefetch, Q, QuerySet
+from django.db.models import Prefetch, QuerySet
 from django.http import (
     FileResponse,
     HttpRequest,
@@ -39,7 +39,7 @@ from arena.api import serializers as s
 from arena.bots import services as bots
 from arena.bots.models import Bot, BotVersion, playing
 from arena.bots.unpack import UploadError
-from arena.games import downloads, ratings
+from arena.games import downloads, filters, ratings
 from arena.games.models import Match, MatchRecord, Rating, Variant
 from arena.notifications import services as notifications
 from arena.notifications.webhook import WebhookError
@@ -249,17 +249,12 @@ class MatchViewSet(viewsets.ReadOnlyModelViewSet):
         qs = Match.objects.select_related("white__bot", "black__bot").order_by("-id")
         if self.action != "list":
             return qs
-        p = s.MatchFilterSerializer.parse(self.request)
-        for field in ("variant", "status", "kind"):
-            if p.get(field):
-                qs = qs.filter(**{field: p[field]})
-        if p.get("tournament"):
-            qs = qs.filter(tournament_id=p["tournament"])
-        if p.get("duel"):
-            qs = qs.filter(duel_id=p["duel"])
-        if p.get("bot"):
-            qs = qs.filter(Q(white__bot__name=p["bot"]) | Q(black__bot__name=p["bot"]))
-        return qs
+        p = dict(s.MatchFilterSerializer.parse(self.request))
+        p["version_id"] = p.pop("version", None)
+        try:
+            return filters.matches(filters.MatchFilter.of(p))
+        except filters.FilterError as e:
+            raise ValidationError({e.field: [str(e)]}) from None
 
     def _data(self) -> MatchRecord:
         return get_object_or_404(

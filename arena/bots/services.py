@@ -627,3 +627,23 @@ def register_builtin_bots(
                 _new_version(bot, StoredUpload(stored[0], stored[1], TARGZ, f"{name}.tar.gz"))
             )
     return created
+
+
+# ----------------------------------------------------------------------------- reading
+
+
+@dataclass(frozen=True)
+class OwnedBot:
+    """One of a user's bots and its versions, newest first."""
+
+    bot: Bot
+    versions: list[BotVersion]
+
+
+def bots_of(user: User) -> list[OwnedBot]:
+    """The user's bots by name, each with its versions (two queries)."""
+    bots = list(Bot.objects.filter(owner=user).order_by("name"))
+    by_bot: dict[int, list[BotVersion]] = {b.pk: [] for b in bots}
+    for v in BotVersion.objects.filter(bot__in=bots).order_by("bot_id", "-number"):
+        by_bot[v.bot_id].append(v)
+    return [OwnedBot(b, by_bot[b.pk]) for b in bots]

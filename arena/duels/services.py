@@ -25,7 +25,7 @@ from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.db.models import F, QuerySet
+from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from arena import sprt, throttles, worker
@@ -484,3 +484,14 @@ def result(duel: Duel) -> sprt.SprtResult | None:
 def pairs_in_play(duel: Duel) -> int:
     """Pairs whose games are being played (or waiting)."""
     return DuelPair.objects.filter(duel=duel, status=PS.PLAYING).count()
+
+
+def duels_of(user: User, kind: str, *, limit: int = 20) -> list[Duel]:
+    """The user's latest tests or challenges, newest first: those they started and those
+    played by one of their bots."""
+    mine = Q(created_by=user) | Q(candidate__bot__owner=user) | Q(opponent__bot__owner=user)
+    return list(
+        Duel.objects.filter(mine, kind=kind)
+        .select_related("created_by", "candidate__bot", "opponent__bot")
+        .order_by("-id")[:limit]
+    )

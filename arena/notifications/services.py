@@ -212,3 +212,8 @@ def send_test(user: User) -> Notification | None:
         "/accounts/notifications/",
         data={"test": True},
     )
+
+
+def recent(user: User, *, limit: int = 20) -> list[Notification]:
+    """The user's latest notifications, newest first (whatever their channels)."""
+    return list(Notification.objects.filter(user=user).order_by("-id")[:limit])

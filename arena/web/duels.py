@@ -3,7 +3,6 @@ someone else's): the start forms, the live page, the lists and the cancel button
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from django.contrib import messages
@@ -22,6 +21,7 @@ from arena.duels import services as duels
 from arena.duels.models import Duel
 from arena.games.models import Match
 from arena.web import forms
+from arena.web.templatetags.figures import elo as elo_text
 
 #: Seconds between refreshes of a running test's page.
 REFRESH_S = 5
@@ -41,13 +41,8 @@ def _kind(kind: str) -> str:
 
 
 def _elo(x: float) -> str:
-    """An Elo difference as a page shows it: ``+12.3``, ``-4.0`` (a minus sign), ``+∞``, or a
-    dash when unknown."""
-    if math.isnan(x):
-        return NONE
-    if math.isinf(x):
-        return "+∞" if x > 0 else f"{MINUS}∞"
-    return f"{x:+.1f}".replace("-", MINUS)
+    """An Elo difference as a page shows it (:func:`arena.web.templatetags.figures.elo`)."""
+    return elo_text(x)
 
 
 @dataclass(frozen=True)

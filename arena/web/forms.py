@@ -14,6 +14,7 @@ from arena.bots import services as bot_services
 from arena.bots.models import (
     DESCRIPTION_MAX_LENGTH,
     NAME_MAX_LENGTH,
+    NAME_PATTERN,
     NAME_RULE,
     Bot,
     BotVersion,
@@ -21,14 +22,16 @@ from arena.bots.models import (
     every_variant,
 )
 from arena.duels import services as duels
-from arena.games.models import Variant
+from arena.games.filters import TERMINATIONS
+from arena.games.models import Match, Variant
 from arena.notifications.models import CHOOSABLE
 from arena.tournaments import limits
 
 
 class SignUpForm(UserCreationForm):
     class Meta(UserCreationForm.Meta):  # type: ignore[name-defined]  # django-stubs omit this Meta
-        fields = ("username",)
+        fields = ("username", "email")
+        help_texts = {"email": "Optional: for resetting a forgotten password, and notifications."}
 
 
 class BotFileField(forms.FileField):
@@ -244,3 +247,54 @@ class ChallengeForm(DuelForm):
         other.label = "Against"
         mine = self.fields["candidate"]
         mine.label = "Your version"
+
+
+class MatchFilterForm(forms.Form):
+    """The match list's filters (all optional); what a value names is checked by
+    :func:`arena.games.filters.matches`."""
+
+    variant = forms.ChoiceField(choices=[("", "all variants"), *Variant.choices], required=False)
+    status = forms.ChoiceField(choices=[("", "any status"), *Match.Status.choices], required=False)
+    kind = forms.ChoiceField(choices=[("", "any kind"), *Match.Kind.choices], required=False)
+    termination = forms.ChoiceField(
+        choices=[("", "any ending"), *((t, t) for t in TERMINATIONS)], required=False
+    )
+    bot = forms.RegexField(
+        regex=NAME_PATTERN,
+        max_length=NAME_MAX_LENGTH,
+        required=False,
+        error_messages={"invalid": f"A bot name is {NAME_RULE}."},
+    )
+    version = forms.IntegerField(min_value=1, max_value=2**31 - 1, required=False)
+    tournament = forms.IntegerField(min_value=1, max_value=2**63 - 1, required=False)
+
+
+class BotNameField(forms.RegexField):
+    """A bot, by its name (the bot itself once clean)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(
+            regex=NAME_PATTERN,
+            max_length=NAME_MAX_LENGTH,
+            error_messages={"invalid": f"A bot name is {NAME_RULE}."},
+            **kwargs,
+        )
+
+    def clean(self, value: Any) -> Bot:
+        name = super().clean(value)
+        bot = Bot.objects.filter(name=name).first()
+        if bot is None:
+            raise forms.ValidationError(f"There is no bot named {name!r}.")
+        return bot
+
+
+class HeadToHeadForm(forms.Form):
+    a = BotNameField(label="bot")
+    b = BotNameField(label="against")
+    variant = forms.ChoiceField(choices=[("", "every variant"), *Variant.choices], required=False)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if data.get("a") is not None and data.get("a") == data.get("b"):
+            raise forms.ValidationError("Choose two different bots.")
+        return data

@@ -11,6 +11,9 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 COLOURS = ("#1f6feb", "#d1242f", "#1a7f37", "#9a6700", "#8250df", "#bf3989", "#0a7c86")
+#: How far beyond the lines a band may widen the chart's scale (Elo): a provisional rating's
+#: interval can be many hundreds wide; the band is cut at the chart's edge instead.
+BAND_REACH = 300.0
 
 
 #: The steps between the Elo axis' ticks: the smallest that gives at most five intervals.
@@ -23,11 +26,23 @@ TIME_FORMAT = "%Y-%m-%d %H:%M"
 class Series:
     """One line of a chart: its ``points`` (time, Elo) and its legend. ``now`` is the rating
     the legend gives: the current one (the table's), which a refit may have moved since the
-    last point; the last point's when not given."""
+    last point; the last point's when not given. ``errors``: the band around the line."""
 
     label: str
     points: Sequence[tuple[datetime, float]]
     now: float | None = None
+    #: The half-width of each point's 95% interval (None where unknown): drawn as a band.
+    errors: Sequence[float | None] = ()
+
+    def band(self) -> list[list[tuple[datetime, float, float]]]:
+        """The runs of consecutive points whose interval is known: ``(time, low, high)``."""
+        runs: list[list[tuple[datetime, float, float]]] = [[]]
+        for (t, elo), err in zip(self.points, self.errors, strict=False):
+            if err is None:
+                runs.append([])
+            else:
+                runs[-1].append((t, elo - err, elo + err))
+        return [r for r in runs if r]
 
     @property
     def current(self) -> float:
@@ -52,13 +67,14 @@ def elo_ticks(lo: float, hi: float) -> list[int]:
 
 
 def history_svg(series: Sequence[Series], *, width: int = 640, height: int = 220) -> SafeString:
-    """A line chart of ratings over time, one line per series, with a legend.
+    """A line chart of ratings over time, one line per series, each in its 95% band (where
+    the series has errors), with a legend.
 
-    >>> from datetime import datetime, UTC
-    >>> svg = history_svg([Series("a v1", [(datetime(2026, 1, 1, tzinfo=UTC), 1000.0),
-    ...                                    (datetime(2026, 1, 2, tzinfo=UTC), 1100.0)])])
-    >>> svg.startswith("<svg") and "polyline" in svg and "a v1" in svg
-    True
+        >>> from datetime import datetime, UTC
+        >>> svg = history_svg([Series("a v1", [(datetime(2026, 1, 1, tzinfo=UTC), 1000.0),
+        ...                                    (datetime(2026, 1, 2, tzinfo=UTC), 1100.0)])])
+        >>> svg.startswith("<svg") and "polyline" in svg and "a v1" in svg
+        True
     """
     drawn = [s for s in series if s.points]
     if not drawn:
@@ -69,7 +85,12 @@ def history_svg(series: Sequence[Series], *, width: int = 640, height: int = 220
     t0, t1 = min(times), max(times)
     if t1 - t0 < 1:
         t0, t1 = t0 - 1, t1 + 1
-    ticks = elo_ticks(min(elos), max(elos))
+    lo, hi = min(elos), max(elos)
+    ends = [e for s in drawn for run in s.band() for _, low, high in run for e in (low, high)]
+    if ends:
+        lo = min(lo, max(min(ends), lo - BAND_REACH))
+        hi = max(hi, min(max(ends), hi + BAND_REACH))
+    ticks = elo_ticks(lo, hi)
     lo, hi = float(ticks[0]), float(ticks[-1])
     plot_w = width - left - right
     plot_h = height - top - bottom
@@ -79,6 +100,10 @@ def history_svg(series: Sequence[Series], *, width: int = 640, height: int = 220
 
     def y(e: float) -> float:
         return top + (hi - e) / (hi - lo) * plot_h
+
+    def y_in(e: float) -> float:
+        """A band's edge, kept inside the plot area."""
+        return min(top + plot_h, max(top, y(e)))
 
     parts = [
         f'<svg class="chart" viewBox="0 0 {width} {height}" role="img" '
@@ -104,6 +129,24 @@ def history_svg(series: Sequence[Series], *, width: int = 640, height: int = 220
     parts.append(
         f'<text x="{left + plot_w}" y="{below}" text-anchor="end" class="tick-x">{last}</text>'
     )
+    for i, s in enumerate(drawn):
+        colour = COLOURS[i % len(COLOURS)]
+        for run in s.band():
+            if len(run) == 1:
+                t, low, high = run[0]
+                xx = x(t.timestamp())
+                parts.append(
+                    f'<line x1="{xx:.1f}" x2="{xx:.1f}" y1="{y_in(low):.1f}" '
+                    f'y2="{y_in(high):.1f}" stroke="{colour}" stroke-opacity="0.4" '
+                    f'stroke-width="6" class="band"/>'
+                )
+                continue
+            upper = [f"{x(t.timestamp()):.1f},{y_in(high):.1f}" for t, _, high in run]
+            lower = [f"{x(t.timestamp()):.1f},{y_in(low):.1f}" for t, low, _ in reversed(run)]
+            parts.append(
+                f'<polygon points="{" ".join(upper + lower)}" fill="{colour}" '
+                f'fill-opacity="0.15" stroke="none" class="band"/>'
+            )
     for i, s in enumerate(drawn):
         colour = COLOURS[i % len(COLOURS)]
         pts = " ".join(f"{x(t.timestamp()):.1f},{y(e):.1f}" for t, e in s.points)

@@ -4,7 +4,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 from django.views.generic import RedirectView
 
-from arena.web import duels, guide, notifications, runtimes, views
+from arena.web import duels, guide, mine, notifications, passwords, runtimes, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -28,6 +28,7 @@ urlpatterns = [
     ),
     path("bots/<slug:name>/test/", duels.test_create, name="bot-test"),
     path("bots/<slug:name>/challenge/", duels.challenge_create, name="bot-challenge"),
+    path("head-to-head/", views.head_to_head, name="head-to-head"),
     path("upload/", views.upload, name="upload"),
     path("guide/", guide.index, name="guide"),
     path("guide/<slug:topic>/", guide.page, name="guide-page"),
@@ -50,6 +51,7 @@ urlpatterns = [
     path("tournaments/", views.tournament_list, name="tournaments"),
     path("tournaments/new/", views.tournament_create, name="tournament-create"),
     path("tournaments/<int:pk>/", views.tournament_detail, name="tournament"),
+    path("tournaments/<int:pk>/games/", views.tournament_games, name="tournament-games"),
     path(
         "tournaments/<int:pk>/<str:action>/",
         views.tournament_action,
@@ -71,6 +73,8 @@ urlpatterns = [
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("accounts/token/", views.token, name="token"),
+    path("accounts/bots/", mine.my_bots, name="my-bots"),
+    *passwords.urlpatterns,
     path("accounts/notifications/", notifications.notification_settings, name="notifications"),
     path("accounts/notifications/test/", notifications.send_test, name="notifications-test"),
 ]

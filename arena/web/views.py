@@ -32,7 +32,7 @@ from arena import throttles
 from arena.bots import services as bots
 from arena.bots.models import Bot, BotVersion, describe_variants
 from arena.bots.unpack import UploadError
-from arena.games import downloads, failures, live, privacy, ratings
+from arena.games import downloads, failures, filters, headtohead, live, los, privacy, ratings
 from arena.games.models import Match, MatchRecord, Rating, RatingPoint, Variant
 from arena.privacy import player_logs
 from arena.replay import replay_frames
@@ -47,6 +47,8 @@ RECENT = 20
 #: A bot's page shows the failure statistics of its newest this many versions.
 FAILURE_VERSIONS = 5
 LEADERBOARD_PAGE = 100
+#: Games a page of a tournament's games shows.
+GAMES_PAGE = 50
 
 
 class AuthenticatedHttpRequest(HttpRequest):
@@ -141,6 +143,9 @@ def leaderboard(request: HttpRequest, variant: str = "yinsh") -> HttpResponse:
             "page": page,
             "rows": [(first + i + 1, r) for i, r in enumerate(page.object_list)],
             "include_retired": include_retired,
+            "los": los.table(variant, include_retired=include_retired)
+            if page.number == 1
+            else None,
             "anchor": settings.RATING_ANCHOR_BOT,
             "anchor_elo": settings.RATING_ANCHOR_ELO,
             "provisional_games": settings.RATING_PROVISIONAL_GAMES,
@@ -182,15 +187,15 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
     for r in Rating.objects.filter(version__in=vids).order_by("variant"):
         by_version[r.version_id].append(r)
     labels = {v.pk: v.label for v in versions}
-    history: dict[str, dict[int, list[tuple[datetime, float]]]] = defaultdict(
+    history: dict[str, dict[int, list[tuple[datetime, float, float | None]]]] = defaultdict(
         lambda: defaultdict(list)
     )
-    for vid, variant, at, elo in (
+    for vid, variant, at, elo, error in (
         RatingPoint.objects.filter(version__in=vids)
         .order_by("at")
-        .values_list("version_id", "variant", "at", "elo")
+        .values_list("version_id", "variant", "at", "elo", "error")
     ):
-        history[variant][vid].append((at, elo))
+        history[variant][vid].append((at, elo, error))
     current = {(r.version_id, r.variant): r for rs in by_version.values() for r in rs}
     provisional = {key for key, r in current.items() if r.provisional}
     charts = [
@@ -200,9 +205,10 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
                 [
                     Series(
                         labels[vid] + (" (provisional)" if (vid, variant) in provisional else ""),
-                        pts,
+                        [(at, elo) for at, elo, _ in pts],
                         # The legend gives the table's rating, the one source of the current.
                         now=current[vid, variant].elo if (vid, variant) in current else None,
+                        errors=[error for _, _, error in pts],
                     )
                     for vid, pts in sorted(per.items())
                 ]
@@ -379,22 +385,49 @@ def version_check_transcript(
     ).response()
 
 
+def head_to_head(request: HttpRequest) -> HttpResponse:
+    """Two bots against each other: the score, the Elo difference and every game, paged."""
+    form = forms.HeadToHeadForm(request.GET or None)
+    if not form.is_valid():
+        status = 400 if form.is_bound else 200
+        return render(request, "web/head_to_head.html", {"form": form}, status=status)
+    a, b, variant = form.cleaned_data["a"], form.cleaned_data["b"], form.cleaned_data["variant"]
+    result = headtohead.head_to_head(a, b, variant)
+    page = Paginator(headtohead.games(a, b, variant), 50).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
+    return render(
+        request,
+        "web/head_to_head.html",
+        {
+            "form": form,
+            "h2h": result,
+            "estimate": result.estimate,
+            "page": page,
+            "extra": query.urlencode() + "&",
+        },
+    )
+
+
 # ----------------------------------------------------------------------------- matches
 
 
 def match_list(request: HttpRequest) -> HttpResponse:
-    rows = Match.objects.select_related("white__bot", "black__bot").order_by("-id")
-    variant = request.GET.get("variant")
-    if variant in Variant.values:
-        rows = rows.filter(variant=variant)
-    status = request.GET.get("status")
-    if status in Match.Status.values:
-        rows = rows.filter(status=status)
+    form = forms.MatchFilterForm(request.GET)
+    rows: QuerySet[Match] = Match.objects.none()
+    if form.is_valid():
+        try:
+            rows = filters.matches(filters.MatchFilter.of(form.cleaned_data))
+        except filters.FilterError as e:
+            form.add_error(e.field if e.field in form.fields else None, str(e))
     page = Paginator(rows, 50).get_page(request.GET.get("page"))
+    query = request.GET.copy()
+    query.pop("page", None)
     return render(
         request,
         "web/match_list.html",
-        {"page": page, "variants": Variant.choices, "statuses": Match.Status.choices},
+        {"page": page, "form": form, "extra": query.urlencode() + "&" if query else ""},
+        status=200 if form.is_valid() else 400,
     )
 
 
@@ -516,10 +549,19 @@ def tournament_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "cross": tournaments.crosstable(table),
             "progress": tournaments.progress(t),
             "recent": recent,
+            "games": t.matches.count(),
             "playing": _playing(t.matches.all(), limit=50),
             "control": tournaments.can_control(request.user, t),
         },
     )
+
+
+def tournament_games(request: HttpRequest, pk: int) -> HttpResponse:
+    """Every game of a tournament (waiting ones too), newest first, a page at a time."""
+    t = get_object_or_404(Tournament, pk=pk)
+    rows = filters.matches(filters.MatchFilter(tournament=t.pk))
+    page = Paginator(rows, GAMES_PAGE).get_page(request.GET.get("page"))
+    return render(request, "web/tournament_games.html", {"t": t, "page": page})
 
 
 @login_required

@@ -1,0 +1,78 @@
+"""Head-to-head: how two bots did against each other, every version of each, in every game.
+
+The score counts every finished game between them (ladder, tournaments, tests, challenges;
+rated or not), from the first bot's side; the Elo difference and its 95% interval are those of
+that score (:func:`arena.sprt.trinomial_estimate`, the per-game figures of a test's page), and
+so is the likelihood of superiority.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db.models import Count, Q, QuerySet
+
+from arena import sprt
+from arena.bots.models import Bot
+from arena.games.models import Match
+
+
+class HeadToHeadError(ValueError):
+    """Two bots that cannot be compared (a bot and itself)."""
+
+
+@dataclass(frozen=True)
+class HeadToHead:
+    """``a``'s results against ``b`` (in ``variant``, or in every variant when it is empty)."""
+
+    a: Bot
+    b: Bot
+    variant: str
+    wins: int
+    draws: int
+    losses: int
+
+    @property
+    def games(self) -> int:
+        return self.wins + self.draws + self.losses
+
+    @property
+    def points(self) -> float:
+        return self.wins + self.draws / 2
+
+    @property
+    def estimate(self) -> sprt.Estimate:
+        """``a``'s Elo advantage over ``b``, its 95% interval, score and LOS."""
+        return sprt.trinomial_estimate(self.wins, self.draws, self.losses)
+
+
+def _between(a: Bot, b: Bot, variant: str) -> QuerySet[Match]:
+    if a.pk == b.pk:
+        raise HeadToHeadError(f"{a.name} against itself: choose another bot")
+    qs = Match.objects.filter(Q(white__bot=a, black__bot=b) | Q(white__bot=b, black__bot=a))
+    return qs.filter(variant=variant) if variant else qs
+
+
+def games(a: Bot, b: Bot, variant: str = "") -> QuerySet[Match]:
+    """Every game between the two bots (any status), newest first."""
+    return _between(a, b, variant).select_related("white__bot", "black__bot").order_by("-id")
+
+
+def head_to_head(a: Bot, b: Bot, variant: str = "") -> HeadToHead:
+    """The finished games' score from ``a``'s side (one grouped query)."""
+    grouped = (
+        _between(a, b, variant)
+        .filter(status=Match.Status.FINISHED)
+        .values_list("white__bot_id", "result")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    wins = draws = losses = 0
+    for white_bot, result, n in grouped:
+        if result == Match.Result.DRAW:
+            draws += n
+        elif (result == Match.Result.WHITE) == (white_bot == a.pk):
+            wins += n
+        else:
+            losses += n
+    return HeadToHead(a, b, variant, wins, draws, losses)
