@@ -71,6 +71,6 @@ __all__ = [
     "Violation",
     "ViolationKind",
     "probe",
-    "reap",
     "processes_of_uids",
+    "reap",
 ]
