@@ -134,6 +134,8 @@ def visit_all(page: Page, site: str, paths: list[str]) -> list[str]:
 def test_every_public_page_fits_the_screen_and_its_buttons_are_legible(
     page: Page, site: str, arena: Arena
 ) -> None:
+    waiting = arena.tournament.matches.filter(status=Match.Status.QUEUED).first()
+    assert waiting is not None
     paths = [
         "/",
         "/leaderboard/yinsh/",
@@ -146,8 +148,16 @@ def test_every_public_page_fits_the_screen_and_its_buttons_are_legible(
         "/bots/random/",
         "/matches/",
         f"/matches/{arena.match.pk}/",
+        f"/matches/{waiting.pk}/",  # the live board, waiting for its game
+        "/matches/?bot=runner&kind=ladder",
         "/tournaments/",
         f"/tournaments/{arena.tournament.pk}/",
+        f"/tournaments/{arena.tournament.pk}/games/",
+        "/head-to-head/?a=runner&b=a-rather-long-bot-name-for-a-phone&variant=yinsh",
+        "/archive/",
+        "/accounts/password/reset/",
+        "/accounts/password/reset/sent/",
+        "/accounts/password/reset/done/",
         "/tests/",
         f"/tests/{arena.test}/",
         "/challenges/",
@@ -184,6 +194,7 @@ def test_every_page_of_a_signed_in_owner_fits_the_screen_and_its_buttons_are_leg
         f"/tests/{arena.test}/",
         "/accounts/notifications/",
         "/accounts/token/",
+        "/accounts/bots/",
     ]
     problems = visit_all(page, site, paths)
     assert not problems, "\n".join(problems)
