@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Generic, TypedDict, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, TypedDict, TypeVar, cast
 
 from django.core.files.uploadedfile import UploadedFile
 from django.urls import reverse
@@ -229,6 +229,14 @@ class BotUpdateSerializer(serializers.ModelSerializer):
     class Meta:
         model = Bot
         fields = ("description", "rated_challenges")
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        # A change that names no field is a mistake (a null body, a form that lost its fields).
+        if not attrs:
+            raise serializers.ValidationError(
+                "nothing to change: give description or rated_challenges"
+            )
+        return attrs
 
 
 class MatchSerializer(serializers.ModelSerializer):

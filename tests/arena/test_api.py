@@ -310,11 +310,28 @@ def test_list_filters_are_checked(played: Match) -> None:
 
 
 @pytest.mark.django_db
-def test_a_patch_without_a_description_changes_nothing(user: Any) -> None:
+def test_a_patch_that_names_nothing_to_change_is_refused(user: Any) -> None:
+    # Whatever its encoding: an empty JSON object, an empty form, or a multipart body without
+    # a single part (what a client sends for a null body).
     make_version(user, "mine")
     Bot.objects.filter(name="mine").update(description="kept")
-    r = client_for(user).patch("/api/bots/mine/", {}, format="json")
-    assert r.status_code == 200 and r.json()["description"] == "kept"
+    c = client_for(user)
+    bodies = [
+        c.patch("/api/bots/mine/", {}, format="json"),
+        c.patch("/api/bots/mine/", {}, format="multipart"),
+        c.generic(
+            "PATCH",
+            "/api/bots/mine/",
+            "--b0\r\nNone--b0--\r\n",
+            content_type="multipart/form-data; boundary=b0",
+        ),
+    ]
+    for r in bodies:
+        assert r.status_code == 400
+        assert r.json()["detail"] == "nothing to change: give description or rated_challenges"
+    assert Bot.objects.get(name="mine").description == "kept"
+    r = c.patch("/api/bots/mine/", {"description": "new"}, format="multipart")
+    assert r.status_code == 200 and r.json()["description"] == "new"
 
 
 @pytest.mark.django_db
