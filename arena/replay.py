@@ -86,7 +86,10 @@ class Turn(TypedDict):
     last: int
 
 
-class Replay(TypedDict):
+class GameData(TypedDict):
+    """What the replay widget knows of a game before its turns and frames (the live feed
+    sends it alone)."""
+
     variant: str
     title: str
     rings: int
@@ -94,11 +97,14 @@ class Replay(TypedDict):
     board: Layout
     white: str
     black: str
+    initial: JSONObject
+
+
+class Replay(GameData):
     result: str | None
     score: str
     termination: str | None
     headers: dict[str, str]
-    initial: JSONObject
     turns: list[Turn]
     frames: list[Frame]
 

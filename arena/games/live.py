@@ -25,9 +25,8 @@ from django.utils import timezone
 
 import engine
 from arena.games.models import LiveMove, Match, MatchRecord
-from arena.jsontypes import JSONObject
 from arena.referee.game import Played, TimeControl
-from arena.replay import Frame, Layout, replay_frames
+from arena.replay import Frame, GameData, replay_frames
 
 __all__ = ["INTERVAL_S", "Clocks", "Feed", "GameData", "Recorder", "Side", "clear", "feed"]
 
@@ -169,19 +168,6 @@ class Clocks(TypedDict):
     #: How long ago the last action was played: the side to act has been thinking that long
     #: (None before the first action of the bots).
     running_ms: int | None
-
-
-class GameData(TypedDict):
-    """The replay widget's data (docs/replay.md) but for its frames and turns."""
-
-    variant: str
-    title: str
-    rings: int
-    rows_to_win: int
-    board: Layout
-    white: str
-    black: str
-    initial: JSONObject
 
 
 class Feed(TypedDict):
