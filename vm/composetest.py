@@ -166,47 +166,6 @@ def images_disk(archives: list[Path], work: Path) -> Path:
     return disk
 
 
-def build_vm(target: Path) -> None:
-    """Make ``target``/{root.img,vmlinuz,initrd.img}: the Docker host."""
-    started = time.monotonic()
-    work = Path(tempfile.mkdtemp(prefix="arena-docker-vm-build-", dir=target.parent))
-    try:
-        log(f"making the Docker host VM from Debian {VM_SUITE}")
-        rootfs = work / "rootfs"
-        rootfs.mkdir()
-        init = vmtest.INIT
-        run(
-            [
-                "mmdebstrap",
-                "--quiet",
-                "--variant=minbase",
-                "--include=" + ",".join(VM_PACKAGES),
-                f"--customize-hook={COPY_CAS}",
-                f"--customize-hook=cat > \"$1{init}\" <<'EOF'\n{vmtest.INIT_SCRIPT}EOF\n"
-                f'chmod 755 "$1{init}"',
-                VM_SUITE,
-                str(rootfs),
-                MIRROR,
-            ]
-        )
-        boot = rootfs / "boot"
-        shutil.copy(max(boot.glob("vmlinuz-*")), work / "vmlinuz")
-        shutil.copy(max(boot.glob("initrd.img-*")), work / "initrd.img")
-        vmtest._mkfs(rootfs, work / "root.img", vmtest._size_mb(rootfs) + 1024)
-        shutil.rmtree(rootfs)
-        _replace(work, target)
-        log(f"Docker host VM ready in {time.monotonic() - started:.0f} s: {target}")
-    finally:
-        if work.exists():
-            vmtest._remove_unless_mounted(work)
-
-
-def _replace(work: Path, target: Path) -> None:
-    if target.exists():
-        shutil.rmtree(target)
-    work.rename(target)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rebuild", action="store_true", help="build the images again")
@@ -219,7 +178,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         archives = [base_image(cache, name, args.rebuild) for name in CONTAINERS]
         if args.rebuild or not (host / "root.img").exists():
-            build_vm(host)
+            log(f"making the Docker host VM from Debian {VM_SUITE}")
+            vmtest.build_image(
+                host,
+                suite=VM_SUITE,
+                packages=VM_PACKAGES,
+                hooks=[COPY_CAS, vmtest.INIT_HOOK],
+                spare_mb=1024,
+            )
     except (OSError, subprocess.CalledProcessError) as exc:
         log(f"the images could not be built ({exc}); the compose test did not run")
         return vmtest.NOT_RUN

@@ -72,6 +72,9 @@ echo o > /proc/sysrq-trigger; }
 exec /bin/sh /arena/vm/guest-init
 """
 
+#: The customize hook that installs it.
+INIT_HOOK = f'cat > "$1{INIT}" <<\'EOF\'\n{INIT_SCRIPT}EOF\nchmod 755 "$1{INIT}"'
+
 
 def log(message: str) -> None:
     print(f"vm-test: {message}", flush=True)
@@ -101,7 +104,7 @@ def customize_hooks() -> list[str]:
         f'env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin chroot "$1" {VENV}/bin/pip install --quiet '
         "--no-cache-dir --cert /etc/ssl/certs/ca-certificates.crt "
         + " ".join(f"'{r}'" for r in requirements()),
-        f'cat > "$1{INIT}" <<\'EOF\'\n{INIT_SCRIPT}EOF\nchmod 755 "$1{INIT}"',
+        INIT_HOOK,
     ]
 
 
@@ -118,34 +121,39 @@ def cache_dir() -> Path:
     return Path(base)
 
 
-def build_image(target: Path) -> None:
-    """Make ``target``/{root.img,vmlinuz,initrd.img} from Debian's packages."""
+def build_image(
+    target: Path,
+    *,
+    suite: str = SUITE,
+    packages: tuple[str, ...] = PACKAGES,
+    hooks: list[str] | None = None,
+    spare_mb: int = 512,
+) -> None:
+    """Make ``target``/{root.img,vmlinuz,initrd.img} from Debian's packages (by default the
+    image of the sandbox's tests)."""
     started = time.monotonic()
     work = Path(tempfile.mkdtemp(prefix="arena-vm-build-", dir=target.parent))
     try:
         rootfs = work / "rootfs"
         rootfs.mkdir()
-        hooks = [f"--customize-hook={hook}" for hook in customize_hooks()]
-        log(f"building the VM image from Debian {SUITE} (a few minutes, once)")
+        hooks = customize_hooks() if hooks is None else hooks
+        log(f"building a VM image from Debian {suite} (a few minutes, once)")
         run(
             [
                 "mmdebstrap",
                 "--quiet",
                 "--variant=minbase",
-                "--include=" + ",".join(PACKAGES),
-                *hooks,
-                SUITE,
+                "--include=" + ",".join(packages),
+                *[f"--customize-hook={hook}" for hook in hooks],
+                suite,
                 str(rootfs),
                 MIRROR,
             ]
         )
         boot = rootfs / "boot"
-        kernel = max(boot.glob("vmlinuz-*"))
-        initrd = max(boot.glob("initrd.img-*"))
-        shutil.copy(kernel, work / "vmlinuz")
-        shutil.copy(initrd, work / "initrd.img")
-        size_mb = _size_mb(rootfs) + 512
-        _mkfs(rootfs, work / "root.img", size_mb)
+        shutil.copy(max(boot.glob("vmlinuz-*")), work / "vmlinuz")
+        shutil.copy(max(boot.glob("initrd.img-*")), work / "initrd.img")
+        _mkfs(rootfs, work / "root.img", _size_mb(rootfs) + spare_mb)
         shutil.rmtree(rootfs)
         if target.exists():
             shutil.rmtree(target)
