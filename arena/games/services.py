@@ -33,7 +33,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 S = Match.Status
-_RESULT_FIELD = {"white": "wins", "draw": "draws", "black": "losses"}
+#: The counter of a pair (PairStats) each result adds to.
+RESULT_FIELD = {"white": "wins", "draw": "draws", "black": "losses"}
 
 
 # ----------------------------------------------------------------------------- queueing
@@ -248,7 +249,7 @@ def count_result(variant: str, white_id: int, black_id: int, result: str) -> Non
     """
     if white_id == black_id:
         return
-    name = _RESULT_FIELD[result]
+    name = RESULT_FIELD[result]
     pair = PairStats.objects.filter(variant=variant, white_id=white_id, black_id=black_id)
     if not pair.update(**{name: F(name) + 1}):
         try:
