@@ -98,6 +98,18 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["TEST"] = {
         "NAME": env_str("ARENA_TEST_DATABASE", str(VAR_DIR / f"test-{os.getpid()}.sqlite3"))
     }
+#: PostgreSQL ends a session left idle inside a transaction this long (seconds; 0: never).
+#: A worker frozen or stuck half-way through a result's transaction would otherwise keep its
+#: rows locked, and every other result and the sweeper waiting, until it died. The arena's
+#: transactions never wait on anything but the database (the rating fit runs outside its
+#: write), and this is below MATCH_STALE_AFTER, so the sweeper finds the rows free.
+DB_IDLE_TRANSACTION_TIMEOUT_S = env_float("ARENA_DB_IDLE_TRANSACTION_TIMEOUT", 10.0)
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    _options = DATABASES["default"].setdefault("OPTIONS", {})
+    _options["options"] = (
+        f"{_options.get('options', '')} "
+        f"-c idle_in_transaction_session_timeout={round(DB_IDLE_TRANSACTION_TIMEOUT_S * 1000)}"
+    ).strip()
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --------------------------------------------------------------------------- files

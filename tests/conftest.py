@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.db.backends.signals import connection_created
 
 from arena.referee.match import bot_library
 from arena.referee.sandbox import (
@@ -28,6 +29,19 @@ from arena.referee.sandbox import (
 
 # Browser tests' fixtures (Playwright on the system's Chromium): tests/browser.py.
 pytest_plugins = ["tests.browser"]
+
+
+def _no_idle_limit_in_tests(sender: Any, connection: Any, **kwargs: Any) -> None:
+    """pytest-django holds each test in one transaction, idle while the test plays a game in
+    this process: the limit meant for the arena's own short transactions
+    (``DB_IDLE_TRANSACTION_TIMEOUT_S``) would end the test's session. The arena's processes
+    that tests start keep it."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SET idle_in_transaction_session_timeout = 0")
+
+
+connection_created.connect(_no_idle_limit_in_tests, dispatch_uid="tests-no-idle-limit")
 
 # The bots under tests/bots/ are programs, not test modules: importing one to look for
 # doctests would run it (a fork bomb, a bot that waits for ever on its input...).

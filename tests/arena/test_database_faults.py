@@ -1,0 +1,122 @@
+"""PostgreSQL going away under the arena's long-lived processes (found by the chaos run):
+a worker frozen inside a transaction must not hold its rows for ever, and the scheduler must
+find the database again after a restart."""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from django.db import connection
+
+from arena.games import services, tasks
+from arena.games.models import Match, PeriodicRun
+from tests.arena.conftest import make_version
+
+ROOT = Path(__file__).resolve().parents[2]
+M = Match.Status
+
+pytestmark = pytest.mark.skipif(
+    os.environ.get("DATABASE_URL", "").split(":", 1)[0] not in ("postgres", "postgresql"),
+    reason="PostgreSQL's sessions and row locks (the suite's PostgreSQL run has them)",
+)
+
+#: A worker's process, stopped in the middle of a result's transaction: it has written the
+#: match's row and holds its lock when it freezes (here: it sleeps, which the server sees the
+#: same way, as a session idle in a transaction).
+FROZEN_IN_A_TRANSACTION = """
+import sys, time
+import django
+django.setup()
+from django.db import transaction
+from arena.games.models import Match
+with transaction.atomic():
+    Match.objects.filter(pk=int(sys.argv[1])).update(plies=1)
+    print("locked", flush=True)
+    time.sleep(600)
+"""
+
+
+def _server(settings_dict: dict[str, Any]) -> psycopg.Connection[Any]:
+    return psycopg.connect(
+        host=settings_dict["HOST"] or "127.0.0.1",
+        port=settings_dict["PORT"] or 5432,
+        user=settings_dict["USER"],
+        password=settings_dict["PASSWORD"] or None,
+        dbname=settings_dict["NAME"],
+        autocommit=True,
+    )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_frozen_inside_a_transaction_does_not_keep_its_games_from_the_sweeper(
+    user: Any, worker_env: dict[str, str]
+) -> None:
+    white, black = make_version(user, "w"), make_version(user, "b")
+    m = Match.objects.create(
+        variant="yinsh",
+        kind=Match.Kind.LADDER,
+        status=M.QUEUED,
+        white=white,
+        black=black,
+        time_control="10+0.1",
+    )
+    attempt = services.claim(m.pk, "frozen@host")
+    assert attempt == 1
+    env = dict(worker_env, ARENA_DB_IDLE_TRANSACTION_TIMEOUT="2")
+    frozen = subprocess.Popen(
+        [sys.executable, "-c", FROZEN_IN_A_TRANSACTION, str(m.pk)],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert frozen.stdout is not None and frozen.stdout.readline().strip() == "locked"
+        with connection.cursor() as cursor:
+            # Without a limit on the frozen session, this would wait as long as it sleeps.
+            cursor.execute("SET lock_timeout = '60s'")
+        assert services.release(m.pk, attempt, "its worker stopped answering")
+        m.refresh_from_db()
+        assert m.status == M.QUEUED
+        assert m.plies == 0  # the frozen transaction was ended by the server, not committed
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("RESET lock_timeout")
+        frozen.kill()
+        frozen.wait()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_scheduler_finds_the_database_again_after_its_session_ended(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    PeriodicRun.objects.create(name=tasks.sweep.name)  # its last message was taken: sendable
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        pid = cursor.fetchone()[0]
+    # The server restarting ends every session; the scheduler's process lives on.
+    with _server(connection.settings_dict) as server:
+        server.execute("SELECT pg_terminate_backend(%s)", [pid])
+    with caplog.at_level(logging.WARNING, logger="arena.games.periodic"):
+        tasks.sweep.apply_async()
+        tasks.sweep.apply_async()
+    assert "cannot read its last sending" not in caplog.text
+    assert PeriodicRun.objects.get(name=tasks.sweep.name).sent_at is not None
+
+
+def test_the_limit_on_idle_transactions_leaves_room_for_the_longest_honest_one() -> None:
+    """The rating refresh's write (the longest transaction) runs statements all along; the
+    limit only ends sessions that stopped talking. It is below the heartbeat's staleness, so
+    the sweeper never waits for a frozen worker's locks."""
+    from django.conf import settings
+
+    options = settings.DATABASES["default"].get("OPTIONS", {})
+    assert "idle_in_transaction_session_timeout" in options.get("options", "")
+    assert 0 < settings.DB_IDLE_TRANSACTION_TIMEOUT_S < settings.MATCH_STALE_AFTER_S
