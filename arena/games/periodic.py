@@ -17,7 +17,7 @@ from typing import Any
 
 from celery import Task
 from django.conf import settings
-from django.db import DatabaseError
+from django.db import DatabaseError, connection
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -52,6 +52,19 @@ def started(name: str, now: datetime | None = None) -> None:
     PeriodicRun.objects.filter(name=name).update(**fields)
 
 
+def _may_send_reconnecting(name: str) -> bool:
+    """:func:`may_send`, once more on a new connection if the first failed. The scheduler is a
+    long-lived process outside any request or task, where nothing else would close a
+    connection the database server ended (a restart): every later try would fail on it."""
+    try:
+        return may_send(name)
+    except DatabaseError:
+        if connection.in_atomic_block:
+            raise
+        connection.close()
+        return may_send(name)
+
+
 class PeriodicTask(Task[Any, Any]):
     """The base of the periodic tasks: sent only when :func:`may_send` allows it."""
 
@@ -59,7 +72,7 @@ class PeriodicTask(Task[Any, Any]):
         self, args: Any = None, kwargs: Any = None, **options: Any
     ) -> Any:
         try:
-            send = may_send(self.name)
+            send = _may_send_reconnecting(self.name)
         except DatabaseError as e:  # better a copy too many than no sweep
             log.warning("%s: cannot read its last sending (%s); sending it", self.name, e)
             send = True
