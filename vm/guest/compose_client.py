@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 BOT_NAME = "vm-random"
+#: Seconds between two looks at what the worker has done.
+POLL_S = 10.0
 
 
 class Api:
@@ -83,7 +85,7 @@ def wait(what: str, seconds: float, probe: Any) -> Any:
             return found
         if time.monotonic() > deadline:
             raise SystemExit(f"compose: gave up waiting {seconds:.0f} s for {what}")
-        time.sleep(10)
+        time.sleep(POLL_S)
 
 
 def main(url: str, username: str, password: str, bot_dir: str) -> int:
@@ -105,7 +107,7 @@ def main(url: str, username: str, password: str, bot_dir: str) -> int:
     print(f"compose: uploaded {BOT_NAME} through the API", flush=True)
 
     def checked() -> dict[str, Any] | None:
-        (version, *_) = api.json("GET", f"/api/bots/{BOT_NAME}/versions/")["results"]
+        (version, *_) = api.json("GET", f"/api/bots/{BOT_NAME}/versions/")  # newest first
         print(f"compose:   version {version['number']}: {version['status']}", flush=True)
         if version["status"] in ("rejected", "held"):
             raise SystemExit(f"compose: the check did not pass: {json.dumps(version)[:2000]}")
