@@ -16,8 +16,12 @@ whoever asks (the finished game's page shows its owner more).
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import logging
+import os
 import threading
+import time
 from typing import TypedDict
 
 from django.db import DatabaseError, connection, connections, transaction
@@ -41,18 +45,19 @@ class Recorder:
     """Writes the actions of one claim of a match as the referee plays them (``on_played``),
     used as a context manager around the game.
 
-    Made when the claim starts: the rows an earlier claim of the match left are deleted. In a
-    worker (no transaction open) a thread of its own writes them, on its own connection, as soon
-    as they come and then at most every ``interval`` seconds, so that the game never waits for
-    the database and a watcher is at most that far behind. A caller inside a transaction (a
-    test) holds the match where another connection cannot see it: each action is then written
-    at once, on the caller's connection.
+    The rows an earlier claim of the match left are deleted first. In a worker (no transaction
+    open) the process's writer thread (:class:`_Writer`, one per process, on a connection of
+    its own kept from game to game) writes them, the first as soon as it comes and then at most
+    every ``interval`` seconds, so that the game never waits for the database and a watcher is
+    at most that far behind; what is not yet written when the game ends is dropped (the record
+    replaces it). A caller inside a transaction (a test) holds the match where another
+    connection cannot see it: each action is then written at once, on the caller's connection.
 
     Either way the writes skip PostgreSQL's wait for the disk (``synchronous_commit`` off on
-    that connection while the game is played: a crash may lose the last live actions, which
-    the record replaces anyway); the result is written after, durably as ever. A database that
-    fails under the recorder costs the watchers their live view, never the game: the error is
-    logged and the recorder stops writing.
+    that connection: a crash may lose the last live actions, which the record replaces anyway);
+    the result is written after, durably as ever. A database that fails under the recorder
+    costs the watchers this game's live view, never the game: the error is logged and the
+    recorder stops writing (the writer reconnects for the next game).
     """
 
     def __init__(self, match_id: int, attempt: int, *, interval: float = INTERVAL_S) -> None:
@@ -62,26 +67,29 @@ class Recorder:
         self.failed = False
         self._pending: list[LiveMove] = []
         self._lock = threading.Lock()
-        self._wake = threading.Event()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        LiveMove.objects.filter(match_id=match_id).exclude(attempt=attempt).delete()
+        self._writer: _Writer | None = None
+        self._scheduled = False
+        self._closed = False
+        self._earlier_cleared = False
+        self._last = 0.0
 
     def __enter__(self) -> Recorder:
         if connection.in_atomic_block:
             self._session("SET synchronous_commit TO OFF")
         else:
-            self._thread = threading.Thread(target=self._run, name="live-moves", daemon=True)
-            self._thread.start()
+            self._writer = _Writer.of_this_process()
+            with self._lock:
+                self._scheduled = True
+            self._writer.schedule(self, time.monotonic())  # the earlier claim's rows first
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._thread is None:
+        if self._writer is None:
             self._session("RESET synchronous_commit")
             return
-        self._stop.set()
-        self._wake.set()
-        self._thread.join(timeout=30)
+        with self._lock:
+            self._closed = True
+            self._pending = []
 
     def __call__(self, played: Played) -> None:
         if self.failed:
@@ -99,26 +107,39 @@ class Recorder:
             turn=played.turn,
             at=timezone.now(),
         )
-        if self._thread is None:
+        if self._writer is None:
+            if not self._earlier_cleared:
+                self._earlier_cleared = True
+                self._clear_earlier()
             self._write([row])
             return
         with self._lock:
             self._pending.append(row)
-        self._wake.set()
+            if self._scheduled:
+                return
+            self._scheduled = True
+        self._writer.schedule(self, max(time.monotonic(), self._last + self.interval))
 
-    def _run(self) -> None:
-        try:
-            self._session("SET synchronous_commit TO OFF")
-            while not self._stop.is_set():
-                self._wake.wait()
-                self._wake.clear()
-                with self._lock:
-                    rows, self._pending = self._pending, []
-                if rows and not self._stop.is_set():
-                    self._write(rows)
-                self._stop.wait(self.interval)
-        finally:
-            connections.close_all()
+    def _flush(self) -> None:
+        """The writer's turn: the earlier claim's rows go (once), then the pending rows."""
+        with self._lock:
+            rows, self._pending = self._pending, []
+            self._scheduled = False
+            if self._closed and self._earlier_cleared:
+                return
+        if not self._earlier_cleared:
+            self._earlier_cleared = True
+            try:
+                self._clear_earlier()
+            except DatabaseError as e:
+                self._fail(e)
+                return
+        if rows:
+            self._last = time.monotonic()
+            self._write(rows)
+
+    def _clear_earlier(self) -> None:
+        LiveMove.objects.filter(match_id=self.match_id).exclude(attempt=self.attempt).delete()
 
     def _write(self, rows: list[LiveMove]) -> None:
         if self.failed:
@@ -128,8 +149,11 @@ class Recorder:
                 for row in rows:
                     row.save(force_insert=True)
         except DatabaseError as e:
-            self.failed = True
-            log.warning("match %s: its live moves are no longer written: %s", self.match_id, e)
+            self._fail(e)
+
+    def _fail(self, e: DatabaseError) -> None:
+        self.failed = True
+        log.warning("match %s: its live moves are no longer written: %s", self.match_id, e)
 
     def _session(self, sql: str) -> None:
         if connection.vendor != "postgresql":
@@ -139,6 +163,55 @@ class Recorder:
                 cursor.execute(sql)
         except DatabaseError as e:
             log.warning("match %s: %s failed: %s", self.match_id, sql, e)
+
+
+class _Writer(threading.Thread):
+    """The thread that writes the live moves of every recorder of a worker process, each at
+    its time, on one connection kept open from game to game (``synchronous_commit`` off): a
+    game pays for neither a thread nor a connection of its own."""
+
+    _current: _Writer | None = None
+    _guard = threading.Lock()
+
+    def __init__(self) -> None:
+        super().__init__(name="live-moves", daemon=True)
+        self.pid = os.getpid()
+        self._due: list[tuple[float, int, Recorder]] = []
+        self._order = itertools.count()
+        self._ready = threading.Condition()
+        self._fresh = True  # a connection to set up before the next write
+
+    @classmethod
+    def of_this_process(cls) -> _Writer:
+        """The process's writer, started on first use (a forked child starts its own)."""
+        with cls._guard:
+            if cls._current is None or cls._current.pid != os.getpid():
+                cls._current = cls()
+                cls._current.start()
+            return cls._current
+
+    def schedule(self, recorder: Recorder, at: float) -> None:
+        with self._ready:
+            heapq.heappush(self._due, (at, next(self._order), recorder))
+            self._ready.notify()
+
+    def run(self) -> None:
+        while True:
+            with self._ready:
+                while not self._due or self._due[0][0] > time.monotonic():
+                    self._ready.wait(self._due[0][0] - time.monotonic() if self._due else None)
+                _, _, recorder = heapq.heappop(self._due)
+            try:
+                if self._fresh:
+                    recorder._session("SET synchronous_commit TO OFF")
+                    self._fresh = False
+                recorder._flush()
+            except Exception:
+                log.exception("match %s: the live moves' writer failed", recorder.match_id)
+                recorder.failed = True
+            if recorder.failed:  # the database failed it: a new connection for the next
+                connections.close_all()
+                self._fresh = True
 
 
 def clear(match_id: int, attempt: int | None = None) -> None:
