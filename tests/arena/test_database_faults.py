@@ -120,3 +120,27 @@ def test_the_limit_on_idle_transactions_leaves_room_for_the_longest_honest_one()
     options = settings.DATABASES["default"].get("OPTIONS", {})
     assert "idle_in_transaction_session_timeout" in options.get("options", "")
     assert 0 < settings.DB_IDLE_TRANSACTION_TIMEOUT_S < settings.MATCH_STALE_AFTER_S
+
+
+@pytest.mark.django_db
+def test_a_game_played_inside_the_callers_transaction_keeps_its_claim(user: Any) -> None:
+    """A caller holding a transaction (a test, a check run by hand in a shell) holds its claim
+    where no other session can see it, nor take it: a heartbeat thread, on a session of its
+    own, would not find the claim and would abort the game as lost."""
+    from arena import worker
+
+    white, black = make_version(user, "w"), make_version(user, "b")
+    m = Match.objects.create(
+        variant="yinsh",
+        kind=Match.Kind.LADDER,
+        status=M.QUEUED,
+        white=white,
+        black=black,
+        time_control="10+0.1",
+    )
+    attempt = services.claim(m.pk, "here@host")
+    assert attempt == 1
+    with worker.Heartbeat(lambda: services.beat(m.pk, attempt), 0.05) as hb:
+        assert not hb.cancel.wait(1.0)
+    m.refresh_from_db()
+    assert m.status == M.RUNNING and m.attempts == 1
