@@ -168,8 +168,10 @@ class Recorder:
 class _Writer(threading.Thread):
     """The thread that writes the live moves of every recorder of a worker process, each at
     its time, on one connection kept open from game to game (``synchronous_commit`` off): a
-    game pays for neither a thread nor a connection of its own."""
+    game pays for neither a thread nor a connection of its own. Idle for ``IDLE_CLOSE_S``, it
+    closes its connection (a worker with no games holds none)."""
 
+    IDLE_CLOSE_S = 10.0
     _current: _Writer | None = None
     _guard = threading.Lock()
 
@@ -180,27 +182,47 @@ class _Writer(threading.Thread):
         self._order = itertools.count()
         self._ready = threading.Condition()
         self._fresh = True  # a connection to set up before the next write
+        self._letting_go = False
+        self._let_go = threading.Event()
 
     @classmethod
     def of_this_process(cls) -> _Writer:
         """The process's writer, started on first use (a forked child starts its own)."""
         with cls._guard:
-            if cls._current is None or cls._current.pid != os.getpid():
-                cls._current = cls()
-                cls._current.start()
-            return cls._current
+            writer = cls.existing()
+            if writer is None:
+                writer = cls._current = cls()
+                writer.start()
+            return writer
+
+    @classmethod
+    def existing(cls) -> _Writer | None:
+        """The process's writer if it has started one."""
+        current = cls._current
+        return current if current is not None and current.pid == os.getpid() else None
 
     def schedule(self, recorder: Recorder, at: float) -> None:
         with self._ready:
             heapq.heappush(self._due, (at, next(self._order), recorder))
             self._ready.notify()
 
+    def let_go(self, timeout: float = 30.0) -> None:
+        """Close the connection now (and wait for it), before a database is dropped."""
+        with self._ready:
+            self._let_go.clear()
+            self._letting_go = True
+            self._ready.notify()
+        self._let_go.wait(timeout)
+
     def run(self) -> None:
         while True:
-            with self._ready:
-                while not self._due or self._due[0][0] > time.monotonic():
-                    self._ready.wait(self._due[0][0] - time.monotonic() if self._due else None)
-                _, _, recorder = heapq.heappop(self._due)
+            recorder = self._next()
+            if recorder is None:  # idle, or asked to let go of the connection
+                if not self._fresh:
+                    connections.close_all()
+                    self._fresh = True
+                self._let_go.set()
+                continue
             try:
                 if self._fresh:
                     recorder._session("SET synchronous_commit TO OFF")
@@ -212,6 +234,29 @@ class _Writer(threading.Thread):
             if recorder.failed:  # the database failed it: a new connection for the next
                 connections.close_all()
                 self._fresh = True
+
+    def _next(self) -> Recorder | None:
+        """The next recorder whose turn has come; None when idle or asked to let go."""
+        with self._ready:
+            while True:
+                if self._letting_go:
+                    self._letting_go = False
+                    return None
+                now = time.monotonic()
+                if self._due and self._due[0][0] <= now:
+                    return heapq.heappop(self._due)[2]
+                if self._due:
+                    self._ready.wait(self._due[0][0] - now)
+                elif not self._ready.wait(self.IDLE_CLOSE_S) and not self._due:
+                    return None
+
+
+def release_connection() -> None:
+    """Have this process's live-moves writer, if it has one, close its database connection
+    now (it opens another for the next game): before a test database is dropped."""
+    writer = _Writer.existing()
+    if writer is not None:
+        writer.let_go()
 
 
 def clear(match_id: int, attempt: int | None = None) -> None:

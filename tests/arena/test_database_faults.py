@@ -8,6 +8,7 @@ import logging
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -144,3 +145,53 @@ def test_a_game_played_inside_the_callers_transaction_keeps_its_claim(user: Any)
         assert not hb.cancel.wait(1.0)
     m.refresh_from_db()
     assert m.status == M.RUNNING and m.attempts == 1
+
+
+def _sessions(server: psycopg.Connection[Any], database: str) -> int:
+    row = server.execute(
+        "SELECT count(*) FROM pg_stat_activity WHERE datname = %s", [database]
+    ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_live_moves_writer_keeps_one_session_and_lets_go_of_it(
+    user: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One session for the writer thread, kept from game to game, closed when it is idle or
+    asked to (a test database is dropped only when no session is left on it)."""
+    from arena.games import live
+    from arena.referee.game import Played
+
+    monkeypatch.setattr(live._Writer, "IDLE_CLOSE_S", 0.5)
+    live.release_connection()
+    white, black = make_version(user, "w"), make_version(user, "b")
+    name = connection.settings_dict["NAME"]
+    with _server(connection.settings_dict) as server:
+        before = _sessions(server, name)
+        for seed in range(3):
+            m = Match.objects.create(
+                variant="yinsh",
+                kind=Match.Kind.LADDER,
+                status=M.QUEUED,
+                white=white,
+                black=black,
+                time_control="10+0.1",
+                seed=seed,
+            )
+            attempt = services.claim(m.pk, "here@host")
+            assert attempt is not None
+            with live.Recorder(m.pk, attempt) as recorder:
+                recorder(Played(1, "white", "a5", 10, (9990, 10000), "black"))
+                for _ in range(100):
+                    if live.LiveMove.objects.filter(match=m).exists():
+                        break
+                    threading.Event().wait(0.05)
+            assert live.LiveMove.objects.filter(match=m).count() == 1
+            assert _sessions(server, name) == before + 1  # the same one, game after game
+        for _ in range(100):  # idle: it lets go
+            if _sessions(server, name) == before:
+                break
+            threading.Event().wait(0.05)
+        assert _sessions(server, name) == before
