@@ -48,6 +48,8 @@ def test_the_vm_clients_upload_check_rating_and_download_pass_against_the_api(
     assert status == 0
     out = capsys.readouterr().out
     assert "compose: checked and active" in out
+    assert "compose:   built-in random v1: active" in out
+    assert "compose:   built-in greedy: the API answered 404" in out  # not registered here
     assert "compose: rated in yinsh" in out
     assert "compose: downloaded the record of match" in out
     assert "[White " in out or "[Black " in out

@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 BOT_NAME = "vm-random"
+#: Registered by the compose file's ``migrate`` service and checked by the worker.
+BUILT_IN_BOTS = ("random", "greedy", "search")
 #: Seconds between two looks at what the worker has done.
 POLL_S = 10.0
 
@@ -77,6 +79,20 @@ def zipped(folder: Path) -> bytes:
     return buffer.getvalue()
 
 
+def report_built_in_bots(api: Api) -> None:
+    """Print the state of the built-in bots' newest versions: the ladder and the new bot's
+    qualification games need them active."""
+    for name in BUILT_IN_BOTS:
+        status, text = api.call("GET", f"/api/bots/{name}/versions/")
+        if status != 200:
+            print(f"compose:   built-in {name}: the API answered {status}", flush=True)
+            continue
+        for version in json.loads(text)[:1]:
+            reason = f" ({version['reason'][:300]})" if version.get("reason") else ""
+            state = f"{version['label']}: {version['status']}{reason}"
+            print(f"compose:   built-in {state}", flush=True)
+
+
 def wait(what: str, seconds: float, probe: Any) -> Any:
     deadline = time.monotonic() + seconds
     while True:
@@ -115,6 +131,7 @@ def main(url: str, username: str, password: str, bot_dir: str) -> int:
 
     version = wait("the check", 1800, checked)
     print(f"compose: checked and active: version {version['id']}", flush=True)
+    report_built_in_bots(api)
 
     def rated() -> list[dict[str, Any]] | None:
         ratings = api.json("GET", f"/api/versions/{version['id']}/")["ratings"]
@@ -122,7 +139,11 @@ def main(url: str, username: str, password: str, bot_dir: str) -> int:
         print(f"compose:   rated games so far: {games}", flush=True)
         return ratings if games else None
 
-    ratings = wait("rated games", 1800, rated)
+    try:
+        ratings = wait("rated games", 1800, rated)
+    except SystemExit:
+        report_built_in_bots(api)
+        raise
     for rating in ratings:
         print(
             f"compose: rated in {rating['variant']}: {rating['elo']:.0f} "
