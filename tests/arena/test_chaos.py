@@ -16,7 +16,7 @@ from arena.games.models import Match, PairStats
 from arena.tournaments.chaos import Recoveries, Tally, tally
 from arena.tournaments.models import Tournament
 from tests.arena.conftest import make_version
-from tests.arena.test_matches import fake_result
+from tests.arena.test_matches import fake_result, queued_match
 from tests.arena.test_tournaments import start
 
 M = Match.Status
@@ -66,26 +66,11 @@ def test_a_failed_workers_games_recover_when_queued_again_or_closed(user: Any) -
     now = [100.0]
     playing = []
     for seed in range(3):
-        m = Match.objects.create(
-            variant="yinsh",
-            kind=Match.Kind.LADDER,
-            status=M.QUEUED,
-            white=white,
-            black=black,
-            time_control="10+0.1",
-            seed=seed,
-        )
+        m = queued_match(white, black, seed=seed)
         games.claim(m.pk, "chaos-1@host")
         playing.append(m)
-    other = Match.objects.create(  # another worker, whose name only starts alike
-        variant="yinsh",
-        kind=Match.Kind.LADDER,
-        status=M.QUEUED,
-        white=white,
-        black=black,
-        time_control="10+0.1",
-    )
-    games.claim(other.pk, "chaos-11@host")
+    other = queued_match(white, black)
+    games.claim(other.pk, "chaos-11@host")  # another worker, whose name only starts alike
 
     clocks = Recoveries(clock=lambda: now[0])
     assert clocks.worker_failed("chaos-1@", "kill") == 3

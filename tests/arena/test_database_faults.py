@@ -19,6 +19,7 @@ from django.db import connection
 from arena.games import services, tasks
 from arena.games.models import Match, PeriodicRun
 from tests.arena.conftest import make_version
+from tests.arena.test_matches import queued_match
 
 ROOT = Path(__file__).resolve().parents[2]
 M = Match.Status
@@ -60,14 +61,7 @@ def test_a_worker_frozen_inside_a_transaction_does_not_keep_its_games_from_the_s
     user: Any, worker_env: dict[str, str]
 ) -> None:
     white, black = make_version(user, "w"), make_version(user, "b")
-    m = Match.objects.create(
-        variant="yinsh",
-        kind=Match.Kind.LADDER,
-        status=M.QUEUED,
-        white=white,
-        black=black,
-        time_control="10+0.1",
-    )
+    m = queued_match(white, black)
     attempt = services.claim(m.pk, "frozen@host")
     assert attempt == 1
     env = dict(worker_env, ARENA_DB_IDLE_TRANSACTION_TIMEOUT="2")
@@ -131,14 +125,7 @@ def test_a_game_played_inside_the_callers_transaction_keeps_its_claim(user: Any)
     from arena import worker
 
     white, black = make_version(user, "w"), make_version(user, "b")
-    m = Match.objects.create(
-        variant="yinsh",
-        kind=Match.Kind.LADDER,
-        status=M.QUEUED,
-        white=white,
-        black=black,
-        time_control="10+0.1",
-    )
+    m = queued_match(white, black)
     attempt = services.claim(m.pk, "here@host")
     assert attempt == 1
     with worker.Heartbeat(lambda: services.beat(m.pk, attempt), 0.05) as hb:
@@ -171,15 +158,7 @@ def test_the_live_moves_writer_keeps_one_session_and_lets_go_of_it(
     with _server(connection.settings_dict) as server:
         before = _sessions(server, name)
         for seed in range(3):
-            m = Match.objects.create(
-                variant="yinsh",
-                kind=Match.Kind.LADDER,
-                status=M.QUEUED,
-                white=white,
-                black=black,
-                time_control="10+0.1",
-                seed=seed,
-            )
+            m = queued_match(white, black, seed=seed)
             attempt = services.claim(m.pk, "here@host")
             assert attempt is not None
             with live.Recorder(m.pk, attempt) as recorder:
