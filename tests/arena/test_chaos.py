@@ -13,6 +13,7 @@ from django.db.models import F
 
 from arena.games import services as games
 from arena.games.models import Match, PairStats
+from arena.referee.sandbox import SandboxSettings, processes_of_uids
 from arena.tournaments.chaos import Recoveries, Tally, tally
 from arena.tournaments.models import Tournament
 from tests.arena.conftest import make_version
@@ -145,5 +146,9 @@ def test_a_chaos_run_kills_and_freezes_real_workers_and_loses_nothing(
     assert got["recovered_games"] >= 2, got  # each fault caught at least one game
     assert got["unplanned_exits"] == []
     assert got["sweeps"] > 0
+    # The bots of the workers it killed are gone with them (the arena's slot uids, whatever
+    # else the sandbox's settings say).
+    slots = SandboxSettings()
+    assert not processes_of_uids(range(slots.first_uid, slots.first_uid + slots.slots))
     t = Tournament.objects.get(pk=got["tournament"])
     assert t.status in (Tournament.Status.FINISHED, Tournament.Status.INCOMPLETE)

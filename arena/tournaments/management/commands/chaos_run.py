@@ -46,8 +46,10 @@ from django.db.models import Count
 from arena.bots import services as bots
 from arena.bots import store
 from arena.bots.models import Bot, BotVersion
+from arena.games import runner
 from arena.games.management.commands.runarena import SCHEDULER_WORKER
 from arena.games.models import Match, PeriodicRun
+from arena.referee.sandbox import SandboxUnavailable
 from arena.tournaments import services as tournaments
 from arena.tournaments.chaos import Recoveries, tally
 from arena.tournaments.models import Tournament
@@ -187,6 +189,7 @@ class Command(BaseCommand):
             counts = self._loop(tournament, scheduler, workers, cycle, env, o, started)
         finally:
             self._stop([scheduler, *workers])
+            self._reap()
         self._report(tournament, counts, time.monotonic() - started, o)
 
     # ------------------------------------------------------------------------- set-up
@@ -406,6 +409,13 @@ class Command(BaseCommand):
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     w.popen.wait(timeout=max(0.1, deadline - time.monotonic()))
             w.kill()
+
+    def _reap(self) -> None:
+        """The bots of the workers killed last (none started again to reap them) go too."""
+        try:
+            runner.reap_leftovers()
+        except SandboxUnavailable as e:
+            self.stdout.write(self.style.WARNING(f"the killed workers' bots are left: {e}"))
 
     @staticmethod
     def _t(started: float) -> str:
