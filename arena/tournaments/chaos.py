@@ -14,11 +14,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db.models import Count, QuerySet
+from django.db.models import QuerySet
 
 from arena.games.models import Match, PairStats
 from arena.games.services import RESULT_FIELD
 from arena.tournaments.models import Entry, Tournament
+from arena.tournaments.services import progress
 
 M = Match.Status
 
@@ -49,11 +50,10 @@ def tally(tournament: Tournament) -> Tally:
     """Count the tournament's matches by fate, and check the rating counts of its entrants'
     pairs against their finished rated matches (all of them, the tournament's and any other),
     result by result."""
-    matches = Match.objects.filter(tournament=tournament)
-    by_status = Counter(
-        dict(matches.values_list("status").annotate(n=Count("pk")).values_list("status", "n"))
-    )
-    without_record = matches.filter(status=M.FINISHED, data__isnull=True).count()
+    counts = progress(tournament)
+    without_record = Match.objects.filter(
+        tournament=tournament, status=M.FINISHED, data__isnull=True
+    ).count()
     versions = list(Entry.objects.filter(tournament=tournament).values_list("version", flat=True))
     played: Counter[tuple[int, int, str]] = Counter()
     for white, black, result in Match.objects.filter(
@@ -73,10 +73,10 @@ def tally(tournament: Tournament) -> Tally:
             counted[pair.white_id, pair.black_id, name] += getattr(pair, name)
     keys = played.keys() | counted.keys()
     return Tally(
-        matches=sum(by_status.values()),
-        finished=by_status[M.FINISHED],
-        aborted=by_status[M.ABORTED],
-        unclosed=sum(by_status[s] for s in (M.PENDING, M.QUEUED, M.RUNNING)),
+        matches=counts.total,
+        finished=counts.finished,
+        aborted=counts.aborted,
+        unclosed=counts.pending + counts.queued + counts.running,
         without_record=without_record,
         not_counted=sum(max(0, played[k] - counted[k]) for k in keys),
         counted_twice=sum(max(0, counted[k] - played[k]) for k in keys),

@@ -41,7 +41,6 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError, InterfaceError, connections
-from django.db.models import Count
 
 from arena.bots import services as bots
 from arena.bots import store
@@ -391,12 +390,9 @@ class Command(BaseCommand):
         return True
 
     def _progress(self, tournament: Tournament, started: float) -> None:
-        counts = dict(
-            Match.objects.filter(tournament=tournament)
-            .values_list("status")
-            .annotate(n=Count("pk"))
-        )
-        shown = ", ".join(f"{s} {counts[s]}" for s in Match.Status.values if counts.get(s))
+        p = tournaments.progress(tournament)
+        counts = {s: getattr(p, s) for s in Match.Status.values}
+        shown = ", ".join(f"{s} {n}" for s, n in counts.items() if n)
         self.stdout.write(f"{self._t(started)} {shown}")
 
     def _stop(self, everyone: list[Worker]) -> None:
