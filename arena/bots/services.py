@@ -629,6 +629,25 @@ def register_builtin_bots(
     return created
 
 
+def builtin_copy(bot_name: str, builtin: str, status: str) -> BotVersion:
+    """A new version of the bot ``bot_name`` (made for the system user, trusted, if new) with
+    the files of the built-in bot ``builtin``, set directly to ``status`` without a check: for
+    the arena's own measurements (benchmarks, chaos runs), whose players are its own code."""
+    sha, size = store.put_bytes(pack_folder(Path(settings.BUILTIN_BOTS_DIR) / builtin))
+    bot, _ = Bot.objects.get_or_create(
+        name=bot_name, defaults={"owner": system_user(), "trusted": True}
+    )
+    return BotVersion.objects.create(
+        bot=bot,
+        number=bot.versions.count() + 1,
+        status=status,
+        sha256=sha,
+        kind=TARGZ,
+        filename=f"{builtin}.tar.gz",
+        size=size,
+    )
+
+
 # ----------------------------------------------------------------------------- reading
 
 

@@ -22,7 +22,6 @@ import sys
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -32,7 +31,6 @@ from django.db.models import Count, Max, Min
 from django.test import Client
 
 from arena.bots import services as bots
-from arena.bots import store
 from arena.bots.models import Bot, BotVersion
 from arena.games import ratings, runner, services
 from arena.games.models import Match, Rating, RatingState
@@ -252,25 +250,11 @@ class Command(BaseCommand):
 
 
 def _bench_versions() -> tuple[BotVersion, BotVersion]:
-    owner = bots.system_user()
-    sha, size = store.put_bytes(bots.pack_folder(Path(settings.BUILTIN_BOTS_DIR) / "random"))
-    out = []
-    for name in ("a", "b"):
-        bot, _ = Bot.objects.get_or_create(
-            name=f"{PREFIX}{name}", defaults={"owner": owner, "trusted": True}
-        )
-        out.append(
-            BotVersion.objects.create(
-                bot=bot,
-                number=bot.versions.count() + 1,
-                status=BotVersion.Status.RETIRED,
-                sha256=sha,
-                kind=BotVersion.Kind.TARGZ,
-                filename="random.tar.gz",
-                size=size,
-            )
-        )
-    return out[0], out[1]
+    a, b = (
+        bots.builtin_copy(f"{PREFIX}{name}", "random", BotVersion.Status.RETIRED)
+        for name in ("a", "b")
+    )
+    return a, b
 
 
 def _remove_bench_versions() -> None:

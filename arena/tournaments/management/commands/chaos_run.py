@@ -43,8 +43,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError, InterfaceError, connections
 
 from arena.bots import services as bots
-from arena.bots import store
-from arena.bots.models import Bot, BotVersion
+from arena.bots.models import BotVersion
 from arena.games import runner
 from arena.games.management.commands.runarena import SCHEDULER_WORKER
 from arena.games.models import Match, PeriodicRun
@@ -231,20 +230,8 @@ class Command(BaseCommand):
         entrants = []
         for i in range(o["entrants"]):
             name = names[i % len(names)]
-            sha, size = store.put_bytes(bots.pack_folder(Path(settings.BUILTIN_BOTS_DIR) / name))
-            bot = Bot.objects.create(
-                name=f"chaos-{run}-{name}-{i + 1}", owner=bots.system_user(), trusted=True
-            )
-            BotVersion.objects.create(
-                bot=bot,
-                number=1,
-                status=BotVersion.Status.ACTIVE,
-                sha256=sha,
-                kind=BotVersion.Kind.TARGZ,
-                filename=f"{name}.tar.gz",
-                size=size,
-            )
-            entrants.append(bot)
+            copy = bots.builtin_copy(f"chaos-{run}-{name}-{i + 1}", name, BotVersion.Status.ACTIVE)
+            entrants.append(copy.bot)
         return tournaments.create(
             organiser,
             name=f"chaos run {run}",
