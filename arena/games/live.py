@@ -75,7 +75,7 @@ class Recorder:
 
     def __enter__(self) -> Recorder:
         if connection.in_atomic_block:
-            self._session("SET synchronous_commit TO OFF")
+            _session("SET synchronous_commit TO OFF")
         else:
             self._writer = _Writer.of_this_process()
             with self._lock:
@@ -85,7 +85,7 @@ class Recorder:
 
     def __exit__(self, *exc: object) -> None:
         if self._writer is None:
-            self._session("RESET synchronous_commit")
+            _session("RESET synchronous_commit")
             return
         with self._lock:
             self._closed = True
@@ -155,15 +155,6 @@ class Recorder:
         self.failed = True
         log.warning("match %s: its live moves are no longer written: %s", self.match_id, e)
 
-    def _session(self, sql: str) -> None:
-        if connection.vendor != "postgresql":
-            return
-        try:
-            with connection.cursor() as cursor:
-                cursor.execute(sql)
-        except DatabaseError as e:
-            log.warning("match %s: %s failed: %s", self.match_id, sql, e)
-
 
 class _Writer(threading.Thread):
     """The thread that writes the live moves of every recorder of a worker process, each at
@@ -225,7 +216,7 @@ class _Writer(threading.Thread):
                 continue
             try:
                 if self._fresh:
-                    recorder._session("SET synchronous_commit TO OFF")
+                    _session("SET synchronous_commit TO OFF")
                     self._fresh = False
                 recorder._flush()
             except Exception:
@@ -249,6 +240,17 @@ class _Writer(threading.Thread):
                     self._ready.wait(self._due[0][0] - now)
                 elif not self._ready.wait(self.IDLE_CLOSE_S) and not self._due:
                     return None
+
+
+def _session(sql: str) -> None:
+    """Set up this thread's connection (PostgreSQL only); a failure costs only the setting."""
+    if connection.vendor != "postgresql":
+        return
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(sql)
+    except DatabaseError as e:
+        log.warning("live moves: %s failed: %s", sql, e)
 
 
 def release_connection() -> None:
