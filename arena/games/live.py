@@ -24,7 +24,7 @@ import threading
 import time
 from typing import TypedDict
 
-from django.db import DatabaseError, connection, connections, transaction
+from django.db import DatabaseError, connection, connections
 from django.utils import timezone
 
 import engine
@@ -145,9 +145,9 @@ class Recorder:
         if self.failed:
             return
         try:
-            with transaction.atomic():
-                for row in rows:
-                    row.save(force_insert=True)
+            # One INSERT for the lot: a save per row held the worker's interpreter lock for
+            # about 0.45 ms of every action, time the game's own thread waited for.
+            LiveMove.objects.bulk_create(rows)
         except DatabaseError as e:
             self._fail(e)
 

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 import engine
@@ -206,6 +207,34 @@ def test_the_recorder_spares_the_disk_wait_only_while_the_game_is_played(pair: A
     with live.Recorder(m.pk, attempt):
         assert setting() == "off"
     assert setting() == before != "off"  # the result is written durably
+
+
+@pytest.mark.django_db
+def test_the_writer_inserts_the_actions_of_a_turn_in_one_statement(pair: Any) -> None:
+    # A save per action held the worker's interpreter lock for most of a millisecond each,
+    # while the game's own thread waited for it.
+    m, attempt = running_match(pair)
+    rows = [
+        LiveMove(
+            match=m,
+            attempt=attempt,
+            ply=ply,
+            color="white",
+            action="P a2",
+            think_ms=3,
+            white_ms=1000,
+            black_ms=1000,
+            turn="black",
+        )
+        for ply in range(1, 41)
+    ]
+    with CaptureQueriesContext(connection) as queries:
+        live.Recorder(m.pk, attempt)._write(rows)
+    inserts = [q["sql"] for q in queries if q["sql"].lstrip().upper().startswith("INSERT")]
+    assert len(inserts) == 1
+    assert list(LiveMove.objects.filter(match=m).values_list("ply", flat=True).order_by("ply")) == [
+        *range(1, 41)
+    ]
 
 
 # ----------------------------------------------------------------------------- the pages
