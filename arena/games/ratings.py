@@ -182,43 +182,75 @@ def update_after_result(variant: str, white_id: int, black_id: int) -> None:
     Called inside the result's transaction, after :func:`arena.games.services.count_result`
     (which holds the variant's :class:`RatingState` row, so updates and fits take turns). The
     anchor's rating stays put, a retired version's stays as it was; the intervals of rated
-    versions are left to the fit, a newcomer gets one from its own games.
+    versions are left to the fit, a newcomer gets one from its own games. White moves first,
+    then black against white's new rating (one coordinate step each, as the fit would take).
+
+    Four reads (the advantage; both players' pairs; the ratings of both and their opponents,
+    with what says whether one is the anchor; the anchor itself only then) and one write per
+    player: this runs after every rated game.
     """
-    state = RatingState.objects.filter(variant=variant).values_list("white_advantage", flat=True)
-    advantage = state.first() or 0.0
-    anchor = anchor_version_id()
-    for version_id in (white_id, black_id):
-        _update_one(variant, version_id, anchor, advantage)
-
-
-def _update_one(variant: str, version_id: int, anchor: int | None, advantage: float) -> None:
-    # Two reads (its pairs; its and its opponents' ratings) and one write.
-    pairs = (
+    advantage = (
+        RatingState.objects.filter(variant=variant)
+        .values_list("white_advantage", flat=True)
+        .first()
+    ) or 0.0
+    players = (white_id, black_id)
+    against: dict[int, dict[int, list[float]]] = {white_id: {}, black_id: {}}
+    for white, black, wins, draws, losses in (
         PairStats.objects.filter(variant=variant)
-        .filter(Q(white_id=version_id) | Q(black_id=version_id))
+        .filter(Q(white_id__in=players) | Q(black_id__in=players))
         .exclude(white=F("black"))
         .values_list("white_id", "black_id", "wins", "draws", "losses")
-    )
-    against: dict[int, list[float]] = {}
-    for white, black, wins, draws, losses in pairs:
-        if white == version_id:
-            row, won = against.setdefault(black, [0.0, 0.0, 0.0, 0.0]), wins
-            flip = 0
-        else:
-            row, won = against.setdefault(white, [0.0, 0.0, 0.0, 0.0]), losses
-            flip = 2
-        row[flip] += wins + draws + losses
-        row[flip + 1] += won + draws / 2
-    if not against:
-        return
-    centre = settings.RATING_ANCHOR_ELO
+    ):
+        games = wins + draws + losses
+        if white in against:  # as white: its points are the wins
+            row = against[white].setdefault(black, [0.0, 0.0, 0.0, 0.0])
+            row[0] += games
+            row[1] += wins + draws / 2
+        if black in against:  # as black: the losses
+            row = against[black].setdefault(white, [0.0, 0.0, 0.0, 0.0])
+            row[2] += games
+            row[3] += losses + draws / 2
+    opponents = {o for rows in against.values() for o in rows}
     elo_of: dict[int, float] = {}
-    retired = False
-    for v, elo, status in Rating.objects.filter(
-        variant=variant, version_id__in=[*against, version_id]
-    ).values_list("version_id", "elo", "version__status"):
+    retired: set[int] = set()
+    anchor_bot: set[int] = set()
+    for v, elo, status, bot_name, trusted in Rating.objects.filter(
+        variant=variant, version_id__in=[*opponents, *players]
+    ).values_list(
+        "version_id", "elo", "version__status", "version__bot__name", "version__bot__trusted"
+    ):
         elo_of[v] = elo
-        retired = retired or (v == version_id and status == BotVersion.Status.RETIRED)
+        if status == BotVersion.Status.RETIRED:
+            retired.add(v)
+        if trusted and bot_name == settings.RATING_ANCHOR_BOT:
+            anchor_bot.add(v)
+    # A player without a rating yet may be the anchor too (its first game).
+    maybe_anchor = anchor_bot & set(players) or any(p not in elo_of for p in players)
+    anchor = anchor_version_id() if maybe_anchor else None
+    last_rank: int | None = None
+    for version_id in dict.fromkeys(players):
+        rows = against[version_id]
+        if not rows:
+            continue
+        last_rank = _update_one(
+            variant, version_id, rows, elo_of, anchor, advantage, version_id in retired, last_rank
+        )
+
+
+def _update_one(
+    variant: str,
+    version_id: int,
+    against: dict[int, list[float]],
+    elo_of: dict[int, float],
+    anchor: int | None,
+    advantage: float,
+    retired: bool,
+    last_rank: int | None,
+) -> int | None:
+    """One player's step and write; ``elo_of`` follows it (the other player's step sees it).
+    Returns the last rank of the leaderboard when it had to be read (a newcomer's)."""
+    centre = settings.RATING_ANCHOR_ELO
     games = round(sum(r[0] + r[2] for r in against.values()))
     points = sum(r[1] + r[3] for r in against.values())
     opponents = [(elo_of.get(o, centre), r[0], r[1], r[2], r[3]) for o, r in against.items()]
@@ -233,8 +265,9 @@ def _update_one(variant: str, version_id: int, anchor: int | None, advantage: fl
                 white_advantage=advantage,
                 centre=centre,
             )
+            elo_of[version_id] = elo
             current.update(elo=elo, games=games, points=points, updated_at=timezone.now())
-        return
+        return last_rank
     elo, error = rating.fit_one(
         opponents,
         elo=centre,
@@ -243,7 +276,10 @@ def _update_one(variant: str, version_id: int, anchor: int | None, advantage: fl
     )
     if version_id == anchor:
         elo, error = centre, 0.0
-    last = Rating.objects.filter(variant=variant).aggregate(n=Max("rank"))["n"] or 0
+    if last_rank is None:
+        last_rank = Rating.objects.filter(variant=variant).aggregate(n=Max("rank"))["n"] or 0
+    last_rank += 1
+    elo_of[version_id] = elo
     Rating.objects.create(
         variant=variant,
         version_id=version_id,
@@ -251,8 +287,9 @@ def _update_one(variant: str, version_id: int, anchor: int | None, advantage: fl
         error=_finite(error),
         games=games,
         points=points,
-        rank=last + 1,
+        rank=last_rank,
     )
+    return last_rank
 
 
 def _finite(x: float) -> float | None:
