@@ -22,6 +22,7 @@ import logging
 import os
 import threading
 import time
+from datetime import UTC, datetime
 from typing import TypedDict
 
 from django.db import DatabaseError, connection, connections
@@ -65,7 +66,7 @@ class Recorder:
         self.attempt = attempt
         self.interval = interval
         self.failed = False
-        self._pending: list[LiveMove] = []
+        self._pending: list[tuple[Played, float]] = []
         self._lock = threading.Lock()
         self._writer: _Writer | None = None
         self._scheduled = False
@@ -92,29 +93,20 @@ class Recorder:
             self._pending = []
 
     def __call__(self, played: Played) -> None:
+        # The game's own thread: only the action and its time are kept here, everything else
+        # (the row, the SQL) is the writer's. A model instance made here cost the game about
+        # 0.1 ms an action.
         if self.failed:
             return
-        white_ms, black_ms = played.clocks_ms
-        row = LiveMove(
-            match_id=self.match_id,
-            attempt=self.attempt,
-            ply=played.ply,
-            color=played.color,
-            action=played.action,
-            think_ms=None if played.think_ms is None else round(played.think_ms),
-            white_ms=white_ms,
-            black_ms=black_ms,
-            turn=played.turn,
-            at=timezone.now(),
-        )
+        action = (played, time.time())
         if self._writer is None:
             if not self._earlier_cleared:
                 self._earlier_cleared = True
                 self._clear_earlier()
-            self._write([row])
+            self._write([action])
             return
         with self._lock:
-            self._pending.append(row)
+            self._pending.append(action)
             if self._scheduled:
                 return
             self._scheduled = True
@@ -141,19 +133,69 @@ class Recorder:
     def _clear_earlier(self) -> None:
         LiveMove.objects.filter(match_id=self.match_id).exclude(attempt=self.attempt).delete()
 
-    def _write(self, rows: list[LiveMove]) -> None:
+    def _write(self, actions: list[tuple[Played, float]]) -> None:
+        """Insert these actions in one statement: a row saved at a time held the worker's
+        interpreter lock (and the game's thread waiting for it) for about 0.45 ms each."""
         if self.failed:
             return
+        ops = connection.ops
+        rows = [
+            (
+                self.match_id,
+                self.attempt,
+                played.ply,
+                played.color,
+                played.action,
+                None if played.think_ms is None else round(played.think_ms),
+                played.clocks_ms[0],
+                played.clocks_ms[1],
+                played.turn,
+                ops.adapt_datetimefield_value(datetime.fromtimestamp(at, UTC)),
+            )
+            for played, at in actions
+        ]
+        step = _rows_a_statement()
         try:
-            # One INSERT for the lot: a save per row held the worker's interpreter lock for
-            # about 0.45 ms of every action, time the game's own thread waited for.
-            LiveMove.objects.bulk_create(rows)
+            with connection.cursor() as cursor:
+                for start in range(0, len(rows), step):
+                    chunk = rows[start : start + step]
+                    cursor.execute(_insert_sql(len(chunk)), [v for row in chunk for v in row])
         except DatabaseError as e:
             self._fail(e)
 
     def _fail(self, e: DatabaseError) -> None:
         self.failed = True
         log.warning("match %s: its live moves are no longer written: %s", self.match_id, e)
+
+
+_COLUMNS = (
+    "match_id",
+    "attempt",
+    "ply",
+    "color",
+    "action",
+    "think_ms",
+    "white_ms",
+    "black_ms",
+    "turn",
+    "at",
+)
+
+
+def _insert_sql(rows: int) -> str:
+    """``INSERT`` of ``rows`` live moves (the columns of :data:`_COLUMNS`, in that order)."""
+    q = connection.ops.quote_name
+    one = "(" + ", ".join(["%s"] * len(_COLUMNS)) + ")"
+    return (
+        f"INSERT INTO {q(LiveMove._meta.db_table)} ({', '.join(q(c) for c in _COLUMNS)}) "
+        f"VALUES {', '.join([one] * rows)}"
+    )
+
+
+def _rows_a_statement() -> int:
+    """As many rows a statement as the database takes parameters, 500 at most (a long stall of
+    the database can leave many waiting)."""
+    return min(500, (connection.features.max_query_params or 5000) // len(_COLUMNS))
 
 
 class _Writer(threading.Thread):

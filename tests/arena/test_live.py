@@ -210,31 +210,43 @@ def test_the_recorder_spares_the_disk_wait_only_while_the_game_is_played(pair: A
 
 
 @pytest.mark.django_db
-def test_the_writer_inserts_the_actions_of_a_turn_in_one_statement(pair: Any) -> None:
+@pytest.mark.parametrize("actions", [1, 40, 1201])
+def test_the_writer_inserts_many_actions_in_few_statements(pair: Any, actions: int) -> None:
     # A save per action held the worker's interpreter lock for most of a millisecond each,
     # while the game's own thread waited for it.
     m, attempt = running_match(pair)
-    rows = [
-        LiveMove(
-            match=m,
-            attempt=attempt,
-            ply=ply,
-            color="white",
-            action="P a2",
-            think_ms=3,
-            white_ms=1000,
-            black_ms=1000,
-            turn="black",
+    at = timezone.now().timestamp()
+    played = [
+        (
+            Played(
+                ply=ply,
+                color="white" if ply % 2 else "black",
+                action=f"P a{ply % 5 + 2}",
+                think_ms=None if ply == 3 else 2.6,
+                clocks_ms=(9000 - ply, 8000 - ply),
+                turn="black" if ply % 2 else "white",
+            ),
+            at + ply,
         )
-        for ply in range(1, 41)
+        for ply in range(1, actions + 1)
     ]
     with CaptureQueriesContext(connection) as queries:
-        live.Recorder(m.pk, attempt)._write(rows)
-    inserts = [q["sql"] for q in queries if q["sql"].lstrip().upper().startswith("INSERT")]
-    assert len(inserts) == 1
-    assert list(LiveMove.objects.filter(match=m).values_list("ply", flat=True).order_by("ply")) == [
-        *range(1, 41)
-    ]
+        live.Recorder(m.pk, attempt)._write(played)
+    inserts = [q for q in queries if q["sql"].lstrip().upper().startswith("INSERT")]
+    assert len(inserts) == -(-actions // live._rows_a_statement())  # 1 up to 99 rows and more
+    rows = list(LiveMove.objects.filter(match=m, attempt=attempt).order_by("ply"))
+    assert [r.ply for r in rows] == [*range(1, actions + 1)]
+    first = rows[0]
+    assert (first.color, first.action, first.think_ms, first.white_ms, first.black_ms) == (
+        "white",
+        "P a3",
+        3,
+        8999,
+        7999,
+    )
+    assert first.turn == "black" and first.at.timestamp() == pytest.approx(at + 1, abs=1e-3)
+    if actions >= 3:
+        assert rows[2].think_ms is None  # a forced pass: the bot was not asked
 
 
 # ----------------------------------------------------------------------------- the pages

@@ -7,7 +7,6 @@ import threading
 from typing import Any
 
 import pytest
-from django.db.models.signals import post_save
 
 import engine
 from arena.games import live, runner, services
@@ -26,19 +25,22 @@ def _reload(pk: int) -> Match:
 
 
 @pytest.mark.django_db
-def test_a_real_game_is_written_action_by_action_while_it_is_played(pair: Any) -> None:
+def test_a_real_game_is_written_action_by_action_while_it_is_played(
+    pair: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     m = queued_match(*pair, variant="blitz", opening="e5 f6 g7 d4", time_control="20+0.1")
     seen: list[tuple[LiveMove, Any]] = []
+    write = live.Recorder._write
 
-    def watch(sender: Any, instance: LiveMove, created: bool, **kwargs: Any) -> None:
+    def watch(recorder: live.Recorder, actions: list[tuple[Any, float]]) -> None:
         # What a watcher polling now is told, every time the worker writes an action.
-        seen.append((instance, live.feed(_reload(m.pk), since=instance.ply - 1)))
+        write(recorder, actions)
+        for played, _ in actions:
+            row = LiveMove.objects.get(match=m, attempt=recorder.attempt, ply=played.ply)
+            seen.append((row, live.feed(_reload(m.pk), since=row.ply - 1)))
 
-    post_save.connect(watch, sender=LiveMove)
-    try:
-        assert services.play(m.pk, worker_name="test") == "finished"
-    finally:
-        post_save.disconnect(watch, sender=LiveMove)
+    monkeypatch.setattr(live.Recorder, "_write", watch)
+    assert services.play(m.pk, worker_name="test") == "finished"
 
     record = engine.Record.parse(MatchRecord.objects.get(match=m).record)
     actions = [str(a) for a in record.actions]
@@ -68,7 +70,9 @@ def test_a_real_game_is_written_action_by_action_while_it_is_played(pair: Any) -
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_worker_writes_the_actions_from_a_thread_while_the_game_goes_on(pair: Any) -> None:
+def test_a_worker_writes_the_actions_from_a_thread_while_the_game_goes_on(
+    pair: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Outside a transaction (a worker), the game never waits for the database: the recorder's
     own thread writes each action, on its own connection, while the referee plays on."""
     m = queued_match(*pair, variant="blitz", opening="e5 f6 g7 d4", time_control="20+0.1")
@@ -78,34 +82,34 @@ def test_a_worker_writes_the_actions_from_a_thread_while_the_game_goes_on(pair: 
     writers: list[str] = []
     waited: list[bool] = []
 
-    def saved(sender: Any, instance: LiveMove, **kwargs: Any) -> None:
+    write = live.Recorder._write
+
+    def saved(recorder: live.Recorder, actions: list[tuple[Any, float]]) -> None:
+        write(recorder, actions)
         writers.append(threading.current_thread().name)
-        if instance.ply == 6:
+        if any(played.ply == 6 for played, _ in actions):
             written.set()
 
-    post_save.connect(saved, sender=LiveMove)
-    try:
-        with live.Recorder(m.pk, attempt) as recorder:
+    monkeypatch.setattr(live.Recorder, "_write", saved)
+    with live.Recorder(m.pk, attempt) as recorder:
 
-            def on_played(played: Any) -> None:
-                recorder(played)
-                if played.ply == 6:  # hold the game here until the thread has written it
-                    waited.append(written.wait(120))
+        def on_played(played: Any) -> None:
+            recorder(played)
+            if played.ply == 6:  # hold the game here until the thread has written it
+                waited.append(written.wait(120))
 
-            config = runner.game_config(
-                variant="blitz",
-                white=runner.load_spec(pair[0]),
-                black=runner.load_spec(pair[1]),
-                white_label="white-bot v1",
-                black_label="black-bot v1",
-                time_control="20+0.1",
-                seed=1,
-                event="test",
-                opening="e5 f6 g7 d4",
-            )
-            result = runner.referee().play(config, on_played=on_played)
-    finally:
-        post_save.disconnect(saved, sender=LiveMove)
+        config = runner.game_config(
+            variant="blitz",
+            white=runner.load_spec(pair[0]),
+            black=runner.load_spec(pair[1]),
+            white_label="white-bot v1",
+            black_label="black-bot v1",
+            time_control="20+0.1",
+            seed=1,
+            event="test",
+            opening="e5 f6 g7 d4",
+        )
+        result = runner.referee().play(config, on_played=on_played)
     assert waited == [True]
     assert set(writers) == {"live-moves"}
     rows = list(LiveMove.objects.filter(match=m, attempt=attempt).order_by("ply"))
