@@ -1,8 +1,10 @@
 """The Celery application: ``celery -A arena worker`` / ``celery -A arena beat``."""
 
 import os
+from pathlib import Path
+from typing import Any
 
-from celery import Celery
+from celery import Celery, bootsteps
 from kombu.transport import TRANSPORT_ALIASES
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "arena.settings")
@@ -13,3 +15,44 @@ TRANSPORT_ALIASES["sqla"] = "arena.broker:Transport"
 app = Celery("arena")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+class Alive(bootsteps.StartStopStep):
+    """Touches the file ``ARENA_WORKER_ALIVE_FILE`` names every ``ARENA_WORKER_ALIVE_EVERY``
+    seconds (15) from the worker's own event loop, and removes it when the worker stops: a
+    container's health check is then a look at the file's age (``find FILE -newermt '90
+    seconds ago'``), not a Python process and a round trip through the broker each time,
+    which a loaded or slow machine cannot always start and finish within the check's
+    timeout. A worker whose loop is stuck stops touching it."""
+
+    requires = ("celery.worker.components:Timer",)
+
+    def __init__(self, parent: Any, **kwargs: Any) -> None:
+        super().__init__(parent, **kwargs)
+        self.path: Path | None = None
+        self.timer_ref: Any = None
+
+    def start(self, parent: Any) -> None:
+        from django.conf import settings
+
+        if not settings.WORKER_ALIVE_FILE:
+            return
+        self.path = Path(settings.WORKER_ALIVE_FILE)
+        self.touch()
+        self.timer_ref = parent.timer.call_repeatedly(
+            settings.WORKER_ALIVE_EVERY_S, self.touch, priority=10
+        )
+
+    def stop(self, parent: Any) -> None:
+        if self.timer_ref is not None:
+            self.timer_ref.cancel()
+            self.timer_ref = None
+        if self.path is not None:
+            self.path.unlink(missing_ok=True)
+
+    def touch(self) -> None:
+        assert self.path is not None
+        self.path.touch()
+
+
+app.steps["worker"].add(Alive)

@@ -321,6 +321,11 @@ RATING_INTERVAL_S = env_int("ARENA_RATING_INTERVAL", 15)
 #: or after this many seconds (its message was lost with the broker's queues): they never pile
 #: up behind a stopped scheduler worker, and are never discarded unrun.
 PERIODIC_LOST_AFTER_S = env_int("ARENA_PERIODIC_LOST_AFTER", 20)
+#: A worker touches this file every ``WORKER_ALIVE_EVERY_S`` seconds from its event loop (and
+#: removes it when it stops): what a container's health check looks at (``arena.celery.Alive``).
+#: Empty: no file.
+WORKER_ALIVE_FILE = env_str("ARENA_WORKER_ALIVE_FILE", "")
+WORKER_ALIVE_EVERY_S = env_float("ARENA_WORKER_ALIVE_EVERY", 15.0)
 
 
 # --------------------------------------------------------------------------- notifications
