@@ -149,7 +149,12 @@ def test_a_killed_worker_takes_its_match_back_and_reaps_its_bots_when_it_starts_
         ),
         restartable,
     )
-    assert "restarted: queued its matches" in restartable.text()
+    # The match is queued (committed) a moment before the worker logs that it did so.
+    until(
+        "the restart's log line",
+        lambda: "restarted: queued its matches" in restartable.text(),
+        restartable,
+    )
     # Reaped at the start, before the match was sent again (not by the next game's sandbox).
     assert not (slot_processes() & left), "the dead worker's bots were not reaped"
     until(
