@@ -134,8 +134,9 @@ class Recorder:
         LiveMove.objects.filter(match_id=self.match_id).exclude(attempt=self.attempt).delete()
 
     def _write(self, actions: list[tuple[Played, float]]) -> None:
-        """Insert these actions in one statement: a row saved at a time held the worker's
-        interpreter lock (and the game's thread waiting for it) for about 0.45 ms each."""
+        """Insert these actions, as many a statement as the database takes: a row saved at a
+        time held the worker's interpreter lock (and the game's thread waiting for it) for
+        about 0.45 ms each."""
         if self.failed:
             return
         ops = connection.ops
