@@ -4,7 +4,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from celery import Celery, bootsteps
+from celery import Celery, bootsteps, signals
 from kombu.transport import TRANSPORT_ALIASES
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "arena.settings")
@@ -56,3 +56,17 @@ class Alive(bootsteps.StartStopStep):
 
 
 app.steps["worker"].add(Alive)
+
+
+@signals.task_prerun.connect
+@signals.task_postrun.connect
+def close_old_connections(task: Any = None, **kwargs: Any) -> None:
+    """Around every task a worker runs, close its database connections that are unusable or
+    older than ``CONN_MAX_AGE``, as Django does around a web request (``CELERY_DB_REUSE_MAX``
+    keeps Celery from closing them all). Not around a task run eagerly: its caller may be in
+    a transaction."""
+    if task is not None and getattr(task.request, "is_eager", False):
+        return
+    from django.db import close_old_connections
+
+    close_old_connections()
