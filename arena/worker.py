@@ -209,8 +209,8 @@ def run(task: Task[..., T], work: Callable[[], T]) -> T:
 
 
 def retrying(write: Callable[[], T], tries: int = 5) -> T:
-    """Run a database write, trying again a few times if the database is briefly away (a game
-    already played is worth a few seconds' wait)."""
+    """Run a database write, trying again a few times, on a new connection, if the database is
+    briefly away (a game already played is worth a few seconds' wait)."""
     for i in range(tries):
         try:
             return write()
@@ -218,7 +218,17 @@ def retrying(write: Callable[[], T], tries: int = 5) -> T:
             if i == tries - 1:
                 raise
             time.sleep(0.5 * 2**i)
+            _drop_broken_connections()
     raise AssertionError("unreachable")
+
+
+def _drop_broken_connections() -> None:
+    """Close this thread's connections that no longer work (the server restarted, say): the
+    next query opens a new one. Not one inside a transaction: that transaction is lost
+    anyway, and its owner ends it."""
+    for conn in connections.all(initialized_only=True):
+        if not conn.in_atomic_block:
+            conn.close_if_unusable_or_obsolete()
 
 
 # ----------------------------------------------------------------------------- heartbeat

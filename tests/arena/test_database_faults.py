@@ -174,3 +174,20 @@ def test_the_live_moves_writer_keeps_one_session_and_lets_go_of_it(
                 break
             threading.Event().wait(0.05)
         assert _sessions(server, name) == before
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_results_write_finds_the_database_again_after_its_session_ended(user: Any) -> None:
+    """A game played while the server restarted is kept: ``worker.retrying`` opens a new
+    connection for its next try instead of trying again on the one the server ended."""
+    from arena import worker
+
+    m = queued_match(make_version(user, "w"), make_version(user, "b"))
+    attempt = services.claim(m.pk, "here@host")
+    assert attempt is not None
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        pid = cursor.fetchone()[0]
+    with _server(connection.settings_dict) as server:
+        server.execute("SELECT pg_terminate_backend(%s)", [pid])
+    assert worker.retrying(lambda: services.beat(m.pk, attempt), tries=2)
