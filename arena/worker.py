@@ -1,5 +1,6 @@
 """What every worker task needs, in one leaf module: the failure policy, database-write retries,
-heartbeats, time limits, and sending a task by name after the transaction commits.
+heartbeats, time limits, writing a result behind the next game, and sending a task by name
+after the transaction commits.
 
 It imports nothing of the apps (only Django, Celery and the referee), so every app may use it
 and services never import their tasks.
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -32,7 +34,13 @@ from typing import Any, TypeVar
 from celery import Task, current_app
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import DatabaseError, OperationalError, connections, transaction
+from django.db import (
+    DatabaseError,
+    OperationalError,
+    close_old_connections,
+    connections,
+    transaction,
+)
 from kombu.exceptions import ChannelError
 from kombu.exceptions import OperationalError as KombuOperationalError
 
@@ -53,6 +61,7 @@ __all__ = [
     "send_after_commit",
     "time_limits",
     "waiting_messages",
+    "write_behind",
 ]
 
 log = logging.getLogger(__name__)
@@ -283,3 +292,121 @@ class Heartbeat:
                     return
         finally:
             connections.close_all()
+
+
+# ----------------------------------------------------------------------------- writing behind
+
+
+class WriteBehind(threading.Thread):
+    """The thread that writes a worker process's results while its next game starts.
+
+    A game's result is a transaction of about twenty statements (the record, the counts, the
+    ratings' update, the failure watch): 10 to 15 ms on PostgreSQL, which the next game
+    waited for. Written here, on a connection of the thread's own, it overlaps the task's
+    acknowledgement, the next task's delivery and its bots' start. The writes are made in the
+    order given; a write given while another waits blocks its caller, so a process holds at
+    most one result unwritten beside the one being written. Each write is guarded as before
+    by its claim: a worker that dies before the commit leaves a running match whose heartbeat
+    has stopped, which the sweeper gives back (the game is played again, never counted twice).
+
+    Only in a Celery pool process (:func:`enable_write_behind`, from ``arena.celery``), which
+    waits for the writes before it exits (:func:`drain_write_behind`). Elsewhere (a test, a
+    shell, the local command) :func:`write_behind` writes at once, inside the caller's
+    transaction if it has one.
+    """
+
+    IDLE_CLOSE_S = 10.0
+    enabled = False
+    _current: WriteBehind | None = None
+    _guard = threading.Lock()
+
+    def __init__(self) -> None:
+        super().__init__(name="write-behind", daemon=True)
+        self.pid = os.getpid()
+        self._ready = threading.Condition()
+        self._waiting: tuple[Callable[[], object], str] | None = None
+        self._writing = False
+
+    @classmethod
+    def of_this_process(cls) -> WriteBehind:
+        """The process's thread, started on first use (a forked child starts its own)."""
+        with cls._guard:
+            current = cls.existing()
+            if current is None:
+                current = cls._current = cls()
+                current.start()
+            return current
+
+    @classmethod
+    def existing(cls) -> WriteBehind | None:
+        """The process's thread if it has started one."""
+        current = cls._current
+        return current if current is not None and current.pid == os.getpid() else None
+
+    def submit(self, write: Callable[[], object], what: str) -> None:
+        with self._ready:
+            while self._waiting is not None:
+                self._ready.wait()
+            self._waiting = (write, what)
+            self._ready.notify_all()
+
+    def drain(self, timeout: float) -> bool:
+        """Wait until every write given has been made; False if that took over ``timeout``."""
+        deadline = time.monotonic() + timeout
+        with self._ready:
+            while self._waiting is not None or self._writing:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._ready.wait(left)
+        return True
+
+    def run(self) -> None:
+        while True:
+            job = self._next()
+            if job is None:
+                connections.close_all()  # idle: a worker with no games holds no connection
+                continue
+            write, what = job
+            try:
+                close_old_connections()  # as before a task: a broken connection is replaced
+                write()
+            except Exception:
+                log.exception("%s: the result was not written (the sweeper gives it back)", what)
+            finally:
+                with self._ready:
+                    self._writing = False
+                    self._ready.notify_all()
+
+    def _next(self) -> tuple[Callable[[], object], str] | None:
+        """The next write; None after ``IDLE_CLOSE_S`` with none."""
+        with self._ready:
+            while self._waiting is None:
+                if not self._ready.wait(self.IDLE_CLOSE_S) and self._waiting is None:
+                    return None
+            job, self._waiting, self._writing = self._waiting, None, True
+            self._ready.notify_all()
+            return job
+
+
+def write_behind(write: Callable[[], object], what: str) -> bool:
+    """Have ``write`` (a result's write, guarded by its claim) made by this worker process's
+    :class:`WriteBehind` thread, and return True; or, where there is none (not a pool
+    process, or inside a transaction, whose writes another connection could not see), return
+    False: the caller writes at once."""
+    if not WriteBehind.enabled or transaction.get_connection().in_atomic_block:
+        return False
+    WriteBehind.of_this_process().submit(write, what)
+    return True
+
+
+def enable_write_behind() -> None:
+    """In a Celery pool process: write results behind the next game (see :class:`WriteBehind`)."""
+    WriteBehind.enabled = True
+
+
+def drain_write_behind(timeout: float = 60.0) -> None:
+    """Before a pool process exits: wait for the results it still has to write."""
+    current = WriteBehind.existing()
+    if current is not None and not current.drain(timeout):
+        log.error("results unwritten after %.0f s: the sweeper gives their matches back", timeout)

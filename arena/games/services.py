@@ -127,9 +127,11 @@ def beat(match_id: int, attempt: int) -> bool:
 def play(match_id: int, worker_name: str = "") -> str:
     """Claim, play and finish a match (what the ``play_match`` task does).
 
-    Returns what happened. When the machine fails (see :mod:`arena.worker`), the match goes
-    back to the queue and :class:`~arena.worker.InfrastructureError` is raised (the task then
-    retries); nothing is counted against the bots.
+    Returns what happened. In a worker's pool process the result is written while the next
+    game starts (:class:`~arena.worker.WriteBehind`). When the machine fails (see
+    :mod:`arena.worker`), the match goes back to the queue and
+    :class:`~arena.worker.InfrastructureError` is raised (the task then retries); nothing is
+    counted against the bots.
     """
     match = (
         Match.objects.select_related("white__bot", "black__bot", "tournament")
@@ -172,10 +174,17 @@ def play(match_id: int, worker_name: str = "") -> str:
             worker.Heartbeat(lambda: beat(match_id, attempt), settings.MATCH_HEARTBEAT_S) as hb,
         ):
             result = runner.referee().play(config, on_played=recorder, cancel=hb.cancel)
-    if worker.retrying(lambda: finish(match_id, attempt, result, match=match)):
-        return "aborted" if result.aborted else "finished"
-    live.clear(match_id, attempt)
-    return "lost its claim"
+    ended = "aborted" if result.aborted else "finished"
+
+    def keep() -> str:
+        if worker.retrying(lambda: finish(match_id, attempt, result, match=match)):
+            return ended
+        live.clear(match_id, attempt)
+        return "lost its claim"
+
+    if worker.write_behind(keep, f"match {match_id}"):
+        return f"{ended} (its result written behind)"
+    return keep()
 
 
 def _result_fields(result: GameResult, now: datetime) -> dict[str, object]:
