@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +47,7 @@ def test_the_arena_services_share_the_settings_and_the_bot_store(compose: dict[s
 
 def test_the_commands(compose: dict[str, Any]) -> None:
     services = compose["services"]
-    assert command(services["web"]).startswith("gunicorn arena.wsgi")
+    assert command(services["web"]).startswith("gunicorn arena.wsgi --preload")
     assert command(services["worker"]).startswith("celery -A arena worker")
     # The scheduler runs the periodic tasks in a worker of its own, on their own queue.
     assert command(services["beat"]).startswith("celery -A arena worker --beat")
@@ -119,3 +122,19 @@ def test_images_can_come_from_a_local_registry_or_build(compose: dict[str, Any])
     services = compose["services"]
     assert services["postgres"]["image"] == "${POSTGRES_IMAGE:-postgres:16}"
     assert services["redis"]["image"] == "${REDIS_IMAGE:-redis:7}"
+
+
+def test_loading_the_wsgi_application_imports_every_view() -> None:
+    """What gunicorn --preload loads before it forks: the views too, so that no worker's first
+    request pays for importing them (under a slow host, past gunicorn's worker timeout)."""
+    probe = "import sys, arena.wsgi; print('arena.api.urls' in sys.modules)"
+    out = subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=ROOT,
+        env=dict(os.environ, DJANGO_SETTINGS_MODULE="arena.settings"),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+    )
+    assert out.stdout.strip() == "True", out.stderr
