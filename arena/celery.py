@@ -60,7 +60,7 @@ app.steps["worker"].add(Alive)
 
 @signals.task_prerun.connect
 @signals.task_postrun.connect
-def close_old_connections(task: Any = None, **kwargs: Any) -> None:
+def tidy_connections(task: Any = None, **kwargs: Any) -> None:
     """Around every task a worker runs, close its database connections that are unusable or
     older than ``CONN_MAX_AGE``, as Django does around a web request (``CELERY_DB_REUSE_MAX``
     keeps Celery from closing them all). Not around a task run eagerly: its caller may be in

@@ -1,5 +1,5 @@
 """A worker keeps its database connection from game to game (``CELERY_DB_REUSE_MAX`` and
-``arena.celery.close_old_connections``): Celery's Django fix-up alone opens a new one for every
+``arena.celery.tidy_connections``): Celery's Django fix-up alone opens a new one for every
 task, about 10 ms of each game on PostgreSQL."""
 
 from __future__ import annotations
