@@ -158,6 +158,11 @@ ALLOW_UNSANDBOXED = env_bool("ARENA_ALLOW_UNSANDBOXED", False)
 SANDBOX_STATE_DIR = env_path("ARENA_SANDBOX_DIR", VAR_DIR / "sandbox")
 #: A bot's build (its bot.toml's ``build``): wall time, memory, and the size of its folder.
 BOT_BUILD_SECONDS = env_int("ARENA_BOT_BUILD_SECONDS", 300)
+#: Seconds a bot may take to start (answer ``hello``), not charged to its clock. A slow host (an
+#: emulated one starts a Python bot in 5 to 15 s) raises it rather than reject sound bots.
+BOT_STARTUP_SECONDS = env_int("ARENA_BOT_STARTUP_SECONDS", 10)
+if BOT_STARTUP_SECONDS < 1:
+    raise ValueError(f"ARENA_BOT_STARTUP_SECONDS={BOT_STARTUP_SECONDS}: at least 1 second")
 BOT_BUILD_MEMORY_MB = env_int("ARENA_BOT_BUILD_MEMORY_MB", 2048)
 BOT_BUILD_DISK_MB = env_int("ARENA_BOT_BUILD_DISK_MB", 512)
 #: Where built bots are kept, by content hash (per worker, or per machine for the local

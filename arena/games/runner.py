@@ -52,7 +52,7 @@ def referee() -> Referee:
     log.info("%s", sandbox.report.describe())
     return Referee(
         sandbox,
-        startup_timeout_s=worker.STARTUP_S,
+        startup_timeout_s=settings.BOT_STARTUP_SECONDS,
         end_grace_s=worker.END_GRACE_S,
         move_overhead_ms=worker.MOVE_OVERHEAD_MS,
     )

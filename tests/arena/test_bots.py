@@ -494,7 +494,11 @@ def test_a_sandbox_that_cannot_start_programs_rejects_no_version(
 
     settings.MATCH_MAX_ATTEMPTS = 2
     sandbox, break_it = breakable_sandbox()
-    referee = Referee(sandbox, startup_timeout_s=worker.STARTUP_S, end_grace_s=worker.END_GRACE_S)
+    referee = Referee(
+        sandbox,
+        startup_timeout_s=settings.BOT_STARTUP_SECONDS,
+        end_grace_s=worker.END_GRACE_S,
+    )
     monkeypatch.setattr(runner, "referee", lambda: referee)
     break_it()
     (builtin,) = services.register_builtin_bots(names=["random"])
