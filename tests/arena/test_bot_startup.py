@@ -23,9 +23,7 @@ def slow_starter(tmp_path: Path) -> Path:
     shutil.copytree(BOTS / "random", folder)
     (folder / "main.py").rename(folder / "random_main.py")
     (folder / "main.py").write_text(
-        "import runpy, time\n"
-        "time.sleep(2)\n"
-        "runpy.run_path('random_main.py', run_name='__main__')\n"
+        "import runpy, time\ntime.sleep(2)\nrunpy.run_path('random_main.py', run_name='__main__')\n"
     )
     return folder
 
