@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 from celery import Task, current_app
 from celery.exceptions import SoftTimeLimitExceeded
@@ -53,6 +53,7 @@ __all__ = [
     "PLAY_MATCH",
     "Heartbeat",
     "InfrastructureError",
+    "ProcessThread",
     "WriteBehind",
     "budget_seconds",
     "claimed",
@@ -296,10 +297,41 @@ class Heartbeat:
             connections.close_all()
 
 
-# ----------------------------------------------------------------------------- writing behind
+# ------------------------------------------------------------- a process's threads; writing behind
 
 
-class WriteBehind(threading.Thread):
+class ProcessThread(threading.Thread):
+    """A daemon thread of which a process has one of each kind, started on first use (a forked
+    child starts its own): the live moves' writer, the results' writer."""
+
+    #: The thread's name (each kind sets its own).
+    kind = "process-thread"
+    _current: ProcessThread | None = None
+    _guard = threading.Lock()
+
+    def __init__(self) -> None:
+        super().__init__(name=self.kind, daemon=True)
+        self.pid = os.getpid()
+
+    @classmethod
+    def of_this_process(cls) -> Self:
+        """The process's thread of this kind, started on first use."""
+        with ProcessThread._guard:
+            current = cls.existing()
+            if current is None:
+                current = cls()
+                cls._current = current
+                current.start()
+            return current
+
+    @classmethod
+    def existing(cls) -> Self | None:
+        """The process's thread of this kind if it has started one."""
+        current = cls.__dict__.get("_current")
+        return current if current is not None and current.pid == os.getpid() else None
+
+
+class WriteBehind(ProcessThread):
     """The thread that writes a worker process's results while its next game starts.
 
     A game's result is a transaction of about twenty statements (the record, the counts, the
@@ -319,31 +351,13 @@ class WriteBehind(threading.Thread):
 
     IDLE_CLOSE_S = 10.0
     enabled = False
-    _current: WriteBehind | None = None
-    _guard = threading.Lock()
+    kind = "write-behind"
 
     def __init__(self) -> None:
-        super().__init__(name="write-behind", daemon=True)
-        self.pid = os.getpid()
+        super().__init__()
         self._ready = threading.Condition()
         self._waiting: tuple[Callable[[], object], str] | None = None
         self._writing = False
-
-    @classmethod
-    def of_this_process(cls) -> WriteBehind:
-        """The process's thread, started on first use (a forked child starts its own)."""
-        with cls._guard:
-            current = cls.existing()
-            if current is None:
-                current = cls._current = cls()
-                current.start()
-            return current
-
-    @classmethod
-    def existing(cls) -> WriteBehind | None:
-        """The process's thread if it has started one."""
-        current = cls._current
-        return current if current is not None and current.pid == os.getpid() else None
 
     def submit(self, write: Callable[[], object], what: str) -> None:
         with self._ready:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import heapq
 import itertools
 import logging
-import os
 import threading
 import time
 from datetime import UTC, datetime
@@ -32,6 +31,7 @@ import engine
 from arena.games.models import LiveMove, Match, MatchRecord
 from arena.referee.game import Played, TimeControl
 from arena.replay import Frame, GameData, replay_frames
+from arena.worker import ProcessThread
 
 __all__ = ["INTERVAL_S", "Clocks", "Feed", "GameData", "Recorder", "Side", "clear", "feed"]
 
@@ -199,41 +199,23 @@ def _rows_a_statement() -> int:
     return min(500, (connection.features.max_query_params or 5000) // len(_COLUMNS))
 
 
-class _Writer(threading.Thread):
+class _Writer(ProcessThread):
     """The thread that writes the live moves of every recorder of a worker process, each at
     its time, on one connection kept open from game to game (``synchronous_commit`` off): a
     game pays for neither a thread nor a connection of its own. Idle for ``IDLE_CLOSE_S``, it
     closes its connection (a worker with no games holds none)."""
 
     IDLE_CLOSE_S = 10.0
-    _current: _Writer | None = None
-    _guard = threading.Lock()
+    kind = "live-moves"
 
     def __init__(self) -> None:
-        super().__init__(name="live-moves", daemon=True)
-        self.pid = os.getpid()
+        super().__init__()
         self._due: list[tuple[float, int, Recorder]] = []
         self._order = itertools.count()
         self._ready = threading.Condition()
         self._fresh = True  # a connection to set up before the next write
         self._letting_go = False
         self._let_go = threading.Event()
-
-    @classmethod
-    def of_this_process(cls) -> _Writer:
-        """The process's writer, started on first use (a forked child starts its own)."""
-        with cls._guard:
-            writer = cls.existing()
-            if writer is None:
-                writer = cls._current = cls()
-                writer.start()
-            return writer
-
-    @classmethod
-    def existing(cls) -> _Writer | None:
-        """The process's writer if it has started one."""
-        current = cls._current
-        return current if current is not None and current.pid == os.getpid() else None
 
     def schedule(self, recorder: Recorder, at: float) -> None:
         with self._ready:
