@@ -163,6 +163,11 @@ BOT_BUILD_SECONDS = env_int("ARENA_BOT_BUILD_SECONDS", 300)
 BOT_STARTUP_SECONDS = env_int("ARENA_BOT_STARTUP_SECONDS", 10)
 if BOT_STARTUP_SECONDS < 1:
     raise ValueError(f"ARENA_BOT_STARTUP_SECONDS={BOT_STARTUP_SECONDS}: at least 1 second")
+#: Seconds a bot may take to exit after ``end`` before it is killed (which fails its check).
+#: Under emulation a Python bot's exit took over 1 s.
+BOT_EXIT_SECONDS = env_int("ARENA_BOT_EXIT_SECONDS", 1)
+if BOT_EXIT_SECONDS < 1:
+    raise ValueError(f"ARENA_BOT_EXIT_SECONDS={BOT_EXIT_SECONDS}: at least 1 second")
 BOT_BUILD_MEMORY_MB = env_int("ARENA_BOT_BUILD_MEMORY_MB", 2048)
 BOT_BUILD_DISK_MB = env_int("ARENA_BOT_BUILD_DISK_MB", 512)
 #: Where built bots are kept, by content hash (per worker, or per machine for the local

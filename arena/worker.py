@@ -75,8 +75,6 @@ T = TypeVar("T")
 PLAY_MATCH = "arena.games.tasks.play_match"
 CHECK_VERSION = "arena.games.tasks.check_version"
 
-#: Seconds each bot may take to exit after ``end`` (to start: ``BOT_STARTUP_SECONDS``).
-END_GRACE_S = 1.0
 #: The referee's allowance per request (not charged to the bot's clock).
 MOVE_OVERHEAD_MS = 50
 #: Retries of a task whose database was away; then the sweeper takes over.
@@ -98,7 +96,7 @@ def budget_seconds(time_control: str, *, games: int = 1) -> float:
     per_game = (
         2 * tc.initial_ms / 1000
         + actions * (tc.increment_ms + MOVE_OVERHEAD_MS) / 1000
-        + 2 * (settings.BOT_STARTUP_SECONDS + END_GRACE_S)
+        + 2 * (settings.BOT_STARTUP_SECONDS + settings.BOT_EXIT_SECONDS)
         + 10.0  # unpacking, database writes
     )
     return per_game * games

@@ -53,7 +53,7 @@ def referee() -> Referee:
     return Referee(
         sandbox,
         startup_timeout_s=settings.BOT_STARTUP_SECONDS,
-        end_grace_s=worker.END_GRACE_S,
+        end_grace_s=settings.BOT_EXIT_SECONDS,
         move_overhead_ms=worker.MOVE_OVERHEAD_MS,
     )
 

@@ -1,5 +1,6 @@
-"""The time a bot may take to start (``ARENA_BOT_STARTUP_SECONDS``): a slow host raises it
-rather than have sound bots lose their games, and their checks, by not starting."""
+"""The time a bot may take to start and to exit (``ARENA_BOT_STARTUP_SECONDS``,
+``ARENA_BOT_EXIT_SECONDS``): a slow host raises them rather than have sound bots lose their
+games, and fail their checks, for being slow to start or to stop."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 import pytest
 
 from arena.games import runner, services
+from arena.games.models import MatchRecord
 from tests.arena.conftest import BOTS, make_version
 from tests.arena.test_matches import queued_match
 
@@ -51,3 +53,34 @@ def test_a_bot_slower_to_start_than_the_allowance_loses_and_one_within_it_plays(
     else:
         assert m.plies == 0 and m.fault == "white"
         assert "no ready within 1 s" in m.reason
+
+
+@pytest.fixture
+def slow_exiter(tmp_path: Path) -> Path:
+    """The random bot, taking 2 s to exit after its game (as a Python bot may under
+    emulation)."""
+    folder = tmp_path / "slow-exiter"
+    shutil.copytree(BOTS / "random", folder)
+    (folder / "main.py").rename(folder / "random_main.py")
+    (folder / "main.py").write_text(
+        "import atexit, runpy, time\natexit.register(time.sleep, 2)\n"
+        "runpy.run_path('random_main.py', run_name='__main__')\n"
+    )
+    return folder
+
+
+@pytest.mark.parametrize(("seconds", "killed"), [(1, True), (8, False)])
+@pytest.mark.django_db
+def test_a_bot_slower_to_exit_than_the_allowance_is_killed_and_one_within_it_exits(
+    settings: Any, user: Any, slow_exiter: Path, seconds: int, killed: bool
+) -> None:
+    settings.BOT_EXIT_SECONDS = seconds
+    white = make_version(user, "slow-exiter", folder=slow_exiter)
+    black = make_version(user, "quick")
+    m = queued_match(white, black)
+    assert services.play(m.pk, "test") == "finished"
+    m.refresh_from_db()
+    assert m.plies > 0 and not m.fault, m.reason
+    players = MatchRecord.objects.get(match=m).transcript["players"]
+    assert bool(players["white"].get("killed_after_grace")) is killed
+    assert not players["black"].get("killed_after_grace")

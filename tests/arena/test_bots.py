@@ -488,7 +488,6 @@ def test_a_sandbox_that_cannot_start_programs_rejects_no_version(
 ) -> None:
     """The deployment mistake that once rejected every upload, the built-in bots included:
     the sandbox's state folder unreachable by the slot uids. Now every check waits."""
-    from arena import worker
     from arena.games import runner
     from arena.referee.match import Referee
 
@@ -497,7 +496,7 @@ def test_a_sandbox_that_cannot_start_programs_rejects_no_version(
     referee = Referee(
         sandbox,
         startup_timeout_s=settings.BOT_STARTUP_SECONDS,
-        end_grace_s=worker.END_GRACE_S,
+        end_grace_s=settings.BOT_EXIT_SECONDS,
     )
     monkeypatch.setattr(runner, "referee", lambda: referee)
     break_it()
