@@ -12,22 +12,34 @@ from typing import Any
 import pytest
 
 from arena.games import runner, services
-from arena.games.models import MatchRecord
+from arena.games.models import Match, MatchRecord
 from tests.arena.conftest import BOTS, make_version
 from tests.arena.test_matches import queued_match
+
+
+def random_bot_after(prelude: str, folder: Path) -> Path:
+    """The random bot in ``folder``, its program run after the Python lines ``prelude``."""
+    shutil.copytree(BOTS / "random", folder)
+    (folder / "main.py").rename(folder / "random_main.py")
+    (folder / "main.py").write_text(
+        f"import runpy\n{prelude}\nrunpy.run_path('random_main.py', run_name='__main__')\n"
+    )
+    return folder
+
+
+def play_against_random(user: Any, folder: Path) -> Match:
+    """A match of the bot in ``folder`` (white) against the random bot, played here."""
+    m = queued_match(make_version(user, folder.name, folder=folder), make_version(user, "quick"))
+    assert services.play(m.pk, "test") == "finished"
+    m.refresh_from_db()
+    return m
 
 
 @pytest.fixture
 def slow_starter(tmp_path: Path) -> Path:
     """The random bot, taking 2 s before it reads anything (as a Python bot may take to start
     on an emulated machine)."""
-    folder = tmp_path / "slow-starter"
-    shutil.copytree(BOTS / "random", folder)
-    (folder / "main.py").rename(folder / "random_main.py")
-    (folder / "main.py").write_text(
-        "import runpy, time\ntime.sleep(2)\nrunpy.run_path('random_main.py', run_name='__main__')\n"
-    )
-    return folder
+    return random_bot_after("import time; time.sleep(2)", tmp_path / "slow-starter")
 
 
 @pytest.fixture(autouse=True)
@@ -43,11 +55,7 @@ def test_a_bot_slower_to_start_than_the_allowance_loses_and_one_within_it_plays(
     settings: Any, user: Any, slow_starter: Path, seconds: int, played: bool
 ) -> None:
     settings.BOT_STARTUP_SECONDS = seconds
-    white = make_version(user, "slow-starter", folder=slow_starter)
-    black = make_version(user, "quick")
-    m = queued_match(white, black)
-    assert services.play(m.pk, "test") == "finished"
-    m.refresh_from_db()
+    m = play_against_random(user, slow_starter)
     if played:
         assert m.plies > 0 and not m.fault, m.reason
     else:
@@ -59,14 +67,9 @@ def test_a_bot_slower_to_start_than_the_allowance_loses_and_one_within_it_plays(
 def slow_exiter(tmp_path: Path) -> Path:
     """The random bot, taking 2 s to exit after its game (as a Python bot may under
     emulation)."""
-    folder = tmp_path / "slow-exiter"
-    shutil.copytree(BOTS / "random", folder)
-    (folder / "main.py").rename(folder / "random_main.py")
-    (folder / "main.py").write_text(
-        "import atexit, runpy, time\natexit.register(time.sleep, 2)\n"
-        "runpy.run_path('random_main.py', run_name='__main__')\n"
+    return random_bot_after(
+        "import atexit, time; atexit.register(time.sleep, 2)", tmp_path / "slow-exiter"
     )
-    return folder
 
 
 @pytest.mark.parametrize(("seconds", "killed"), [(1, True), (8, False)])
@@ -75,11 +78,7 @@ def test_a_bot_slower_to_exit_than_the_allowance_is_killed_and_one_within_it_exi
     settings: Any, user: Any, slow_exiter: Path, seconds: int, killed: bool
 ) -> None:
     settings.BOT_EXIT_SECONDS = seconds
-    white = make_version(user, "slow-exiter", folder=slow_exiter)
-    black = make_version(user, "quick")
-    m = queued_match(white, black)
-    assert services.play(m.pk, "test") == "finished"
-    m.refresh_from_db()
+    m = play_against_random(user, slow_exiter)
     assert m.plies > 0 and not m.fault, m.reason
     players = MatchRecord.objects.get(match=m).transcript["players"]
     assert bool(players["white"].get("killed_after_grace")) is killed
