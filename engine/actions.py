@@ -72,6 +72,11 @@ class Action:
     def __repr__(self) -> str:
         return f"Action.parse({str(self)!r})"
 
+    def __reduce__(self) -> tuple[type[Action], tuple[Kind, str, str]]:
+        # Pickled by value, without the board's precomputed data (the tables of the variant):
+        # pushing it looks that up again.
+        return Action, (self.kind, self.a, self.b)
+
     @staticmethod
     def parse(token: str) -> Action:
         """Read one action token, in lower or upper case. Raises :class:`InvalidAction`.

@@ -1,6 +1,7 @@
 """Game-record files (engine/record.py): headers and moves, read back as the same game."""
 
 import enum
+import pickle
 
 import pytest
 
@@ -45,6 +46,18 @@ def test_real_games_read_as_records_and_back(path):
         text = record.to_text(long=long)
         assert Record.parse(text) == record
     assert record.replay().key() == read_moves(path.read_text()).state.key()
+
+
+def test_a_played_record_pickles_small_and_replays_the_same_game():
+    # A worker hands its results to another process pickled: the actions a game played carry
+    # their board's tables, which must not go with them.
+    record = Record.from_state(read_moves(FINISHED).state)
+    assert all(a.data is not None for a in record.actions)
+    data = pickle.dumps(record)
+    back = pickle.loads(data)
+    assert back == record and back.to_text() == record.to_text()
+    assert back.replay().key() == record.replay().key()
+    assert len(data) < 40 * len(record.actions)
 
 
 def test_a_record_has_headers_in_a_fixed_order_then_the_moves():
