@@ -37,7 +37,6 @@ from django.conf import settings
 from django.db import (
     DatabaseError,
     OperationalError,
-    close_old_connections,
     connections,
     transaction,
 )
@@ -47,6 +46,7 @@ from kombu.exceptions import OperationalError as KombuOperationalError
 from arena.privacy import strip_paths
 from arena.referee.errors import InfrastructureError
 from arena.referee.match import TimeControl
+from arena.writer import WriterProcess
 
 __all__ = [
     "CHECK_VERSION",
@@ -330,16 +330,22 @@ class ProcessThread(threading.Thread):
 
 
 class WriteBehind(ProcessThread):
-    """The thread that writes a worker process's results while its next game starts.
+    """The thread that has a worker process's results written while its next game starts.
 
     A game's result is a transaction of about twenty statements (the record, the counts, the
-    ratings' update, the failure watch): 10 to 15 ms on PostgreSQL, which the next game
-    waited for. Written here, on a connection of the thread's own, it overlaps the task's
-    acknowledgement, the next task's delivery and its bots' start. The writes are made in the
-    order given; a write given while another waits blocks its caller, so a process holds at
-    most one result unwritten beside the one being written. Each write is guarded as before
-    by its claim: a worker that dies before the commit leaves a running match whose heartbeat
-    has stopped, which the sweeper gives back (the game is played again, never counted twice).
+    ratings' update, the failure watch): 10 to 15 ms of interpreter time, which the next game
+    waited for, and which a thread of the same process still took from the next game's
+    referee (they share the interpreter lock). This thread hands each write to the process's
+    writer, a child process with its own connection (:mod:`arena.writer`), and waits for its
+    answer, mostly in a pipe's read: the write overlaps the task's acknowledgement, the next
+    task's delivery and the next game, on another core.
+
+    A write is a function of a module and its arguments (both pickled for the child). The
+    writes are made in the order given; a write given while another waits blocks its caller,
+    so a process holds at most one result unwritten beside the one being written. Each write
+    is guarded as before by its claim: a worker (or writer) that dies before the commit
+    leaves a running match whose heartbeat has stopped, which the sweeper gives back (the game
+    is played again, never counted twice).
 
     Only in a Celery pool process (:func:`enable_write_behind`, from ``arena.celery``), which
     waits for the writes before it exits (:func:`drain_write_behind`). Elsewhere (a test, a
@@ -347,21 +353,22 @@ class WriteBehind(ProcessThread):
     transaction if it has one.
     """
 
-    IDLE_CLOSE_S = 10.0
     enabled = False
     kind = "write-behind"
 
     def __init__(self) -> None:
         super().__init__()
         self._ready = threading.Condition()
-        self._waiting: tuple[Callable[[], object], str] | None = None
+        self._waiting: _Write | None = None
         self._writing = False
+        self._writer = WriterProcess()
 
-    def submit(self, write: Callable[[], object], what: str) -> None:
+    def submit(self, fn: Callable[..., object], args: tuple[Any, ...], what: str) -> None:
+        """Have ``fn(*args)`` called by the writer process, after the writes given before."""
         with self._ready:
             while self._waiting is not None:
                 self._ready.wait()
-            self._waiting = (write, what)
+            self._waiting = (fn, args, what)
             self._ready.notify_all()
 
     def drain(self, timeout: float) -> bool:
@@ -375,42 +382,52 @@ class WriteBehind(ProcessThread):
                 self._ready.wait(left)
         return True
 
+    def close(self, timeout: float = 60.0) -> bool:
+        """Make every write given, then end the writer process (it closes its connection; the
+        next write starts another). False if the writes took over ``timeout``."""
+        drained = self.drain(timeout)
+        if drained:
+            self._writer.close(timeout)
+        return drained
+
+    @property
+    def writer_pid(self) -> int | None:
+        """The writer process's id, while it runs."""
+        return self._writer.pid
+
     def run(self) -> None:
         while True:
-            job = self._next()
-            if job is None:
-                connections.close_all()  # idle: a worker with no games holds no connection
-                continue
-            write, what = job
+            fn, args, what = self._next()
             try:
-                close_old_connections()  # as before a task: a broken connection is replaced
-                write()
-            except Exception:
-                log.exception("%s: the result was not written (the sweeper gives it back)", what)
+                if not self._writer.call(fn, args, what):
+                    log.error("%s: the result was not written (the sweeper gives it back)", what)
+            except Exception as e:
+                log.error("%s: the result was not written (the sweeper gives it back): %s", what, e)
             finally:
                 with self._ready:
                     self._writing = False
                     self._ready.notify_all()
 
-    def _next(self) -> tuple[Callable[[], object], str] | None:
-        """The next write; None after ``IDLE_CLOSE_S`` with none."""
+    def _next(self) -> _Write:
         with self._ready:
             while self._waiting is None:
-                if not self._ready.wait(self.IDLE_CLOSE_S) and self._waiting is None:
-                    return None
+                self._ready.wait()
             job, self._waiting, self._writing = self._waiting, None, True
             self._ready.notify_all()
             return job
 
 
-def write_behind(write: Callable[[], object], what: str) -> bool:
-    """Have ``write`` (a result's write, guarded by its claim) made by this worker process's
-    :class:`WriteBehind` thread, and return True; or, where there is none (not a pool
-    process, or inside a transaction, whose writes another connection could not see), return
-    False: the caller writes at once."""
+_Write = tuple[Callable[..., object], tuple[Any, ...], str]
+
+
+def write_behind(fn: Callable[..., object], args: tuple[Any, ...], what: str) -> bool:
+    """Have ``fn(*args)`` (a result's write, guarded by its claim; a function of a module, and
+    arguments that pickle) made by this worker process's writer (:class:`WriteBehind`), and
+    return True; or, where there is none (not a pool process, or inside a transaction, whose
+    writes another connection could not see), return False: the caller writes at once."""
     if not WriteBehind.enabled or transaction.get_connection().in_atomic_block:
         return False
-    WriteBehind.of_this_process().submit(write, what)
+    WriteBehind.of_this_process().submit(fn, args, what)
     return True
 
 
@@ -422,5 +439,5 @@ def enable_write_behind() -> None:
 def drain_write_behind(timeout: float = 60.0) -> None:
     """Before a pool process exits: wait for the results it still has to write."""
     current = WriteBehind.existing()
-    if current is not None and not current.drain(timeout):
+    if current is not None and not current.close(timeout):
         log.error("results unwritten after %.0f s: the sweeper gives their matches back", timeout)

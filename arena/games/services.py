@@ -174,17 +174,18 @@ def play(match_id: int, worker_name: str = "") -> str:
             worker.Heartbeat(lambda: beat(match_id, attempt), settings.MATCH_HEARTBEAT_S) as hb,
         ):
             result = runner.referee().play(config, on_played=recorder, cancel=hb.cancel)
-    ended = "aborted" if result.aborted else "finished"
+    if worker.write_behind(keep_result, (match_id, attempt, result, match), f"match {match_id}"):
+        return f"{'aborted' if result.aborted else 'finished'} (its result written behind)"
+    return keep_result(match_id, attempt, result, match)
 
-    def keep() -> str:
-        if worker.retrying(lambda: finish(match_id, attempt, result, match=match)):
-            return ended
-        live.clear(match_id, attempt)
-        return "lost its claim"
 
-    if worker.write_behind(keep, f"match {match_id}"):
-        return f"{ended} (its result written behind)"
-    return keep()
+def keep_result(match_id: int, attempt: int, result: GameResult, match: Match) -> str:
+    """Write a played game's result (:func:`finish`, retried while the database is briefly
+    away); a claim that was lost meanwhile writes nothing and clears its live moves."""
+    if worker.retrying(lambda: finish(match_id, attempt, result, match=match)):
+        return "aborted" if result.aborted else "finished"
+    live.clear(match_id, attempt)
+    return "lost its claim"
 
 
 def _result_fields(result: GameResult, now: datetime) -> dict[str, object]:
