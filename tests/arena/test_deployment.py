@@ -55,6 +55,13 @@ def test_the_commands(compose: dict[str, Any]) -> None:
     assert "register_builtin_bots" in command(services["migrate"])
 
 
+def test_the_web_servers_options_can_be_added_to(compose: dict[str, Any]) -> None:
+    # gunicorn reads GUNICORN_CMD_ARGS: a slow host needs a longer worker timeout (the API's
+    # token request hashes a password, which took over gunicorn's 30 s under emulation).
+    env = compose["services"]["web"]["environment"]
+    assert env["GUNICORN_CMD_ARGS"] == "${GUNICORN_CMD_ARGS:-}"
+
+
 def test_migrate_runs_first_and_the_databases_are_healthy(compose: dict[str, Any]) -> None:
     services = compose["services"]
     assert services["migrate"]["restart"] == "no"
