@@ -48,10 +48,10 @@ class Recorder:
 
     The rows an earlier claim of the match left are deleted first. In a worker (no transaction
     open) the process's writer thread (:class:`_Writer`, one per process, on a connection of
-    its own kept from game to game) writes them, the first as soon as it comes and then at most
-    every ``interval`` seconds, so that the game never waits for the database and a watcher is
-    at most that far behind; what is not yet written when the game ends is dropped (the record
-    replaces it). A caller inside a transaction (a test) holds the match where another
+    its own kept from game to game) writes them at most every ``interval`` seconds from the
+    game's start, so that the game never waits for the database and a watcher is at most that
+    far behind; what is not yet written when the game ends is dropped (the record replaces it):
+    a game over within ``interval`` costs the database nothing here. A caller inside a transaction (a test) holds the match where another
     connection cannot see it: each action is then written at once, on the caller's connection.
 
     Either way the writes skip PostgreSQL's wait for the disk (``synchronous_commit`` off on
@@ -79,9 +79,7 @@ class Recorder:
             _session("SET synchronous_commit TO OFF")
         else:
             self._writer = _Writer.of_this_process()
-            with self._lock:
-                self._scheduled = True
-            self._writer.schedule(self, time.monotonic())  # the earlier claim's rows first
+            self._last = time.monotonic()  # the first write comes ``interval`` after the start
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -91,6 +89,7 @@ class Recorder:
         with self._lock:
             self._closed = True
             self._pending = []
+        self._writer.forget(self)
 
     def __call__(self, played: Played) -> None:
         # The game's own thread: only the action and its time are kept here, everything else
@@ -117,7 +116,7 @@ class Recorder:
         with self._lock:
             rows, self._pending = self._pending, []
             self._scheduled = False
-            if self._closed and self._earlier_cleared:
+            if self._closed:  # the game is over: its record replaces the live rows
                 return
         if not self._earlier_cleared:
             self._earlier_cleared = True
@@ -221,6 +220,15 @@ class _Writer(ProcessThread):
         with self._ready:
             heapq.heappush(self._due, (at, next(self._order), recorder))
             self._ready.notify()
+
+    def forget(self, recorder: Recorder) -> None:
+        """Drop the turns of a recorder whose game is over."""
+        with self._ready:
+            due = [turn for turn in self._due if turn[2] is not recorder]
+            if len(due) != len(self._due):
+                heapq.heapify(due)
+                self._due = due
+                self._ready.notify()
 
     def let_go(self, timeout: float = 30.0) -> None:
         """Close the connection now (and wait for it), before a database is dropped."""

@@ -250,6 +250,36 @@ def test_the_writer_inserts_many_actions_in_few_statements(pair: Any, actions: i
         assert rows[2].think_ms is None  # a forced pass: the bot was not asked
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_game_over_within_the_interval_costs_the_database_nothing(pair: Any) -> None:
+    # In a worker (no transaction) the first write comes an interval after the game's start:
+    # a game over sooner (the instant bots' games of a check) leaves no row and no statement.
+    m, attempt = running_match(pair)
+    with live.Recorder(m.pk, attempt, interval=30.0) as recorder:
+        for played in play_some_actions(4):
+            recorder(played)
+        assert recorder._writer is not None and recorder._pending
+    assert recorder._writer._due == []  # its turn is dropped
+    with CaptureQueriesContext(connection) as queries:
+        recorder._flush()  # (had the turn come after the game)
+    assert len(queries) == 0
+    assert not LiveMove.objects.filter(match=m).exists()
+
+
+def play_some_actions(n: int) -> list[Played]:
+    return [
+        Played(
+            ply=ply,
+            color="white" if ply % 2 else "black",
+            action=f"P a{ply + 1}",
+            think_ms=1.0,
+            clocks_ms=(9000, 9000),
+            turn="black" if ply % 2 else "white",
+        )
+        for ply in range(1, n + 1)
+    ]
+
+
 # ----------------------------------------------------------------------------- the pages
 
 
