@@ -51,8 +51,9 @@ class Recorder:
     its own kept from game to game) writes them at most every ``interval`` seconds from the
     game's start, so that the game never waits for the database and a watcher is at most that
     far behind; what is not yet written when the game ends is dropped (the record replaces it):
-    a game over within ``interval`` costs the database nothing here. A caller inside a transaction (a test) holds the match where another
-    connection cannot see it: each action is then written at once, on the caller's connection.
+    a game over within ``interval`` costs the database nothing here. A caller inside a
+    transaction (a test) holds the match where another connection cannot see it: each action
+    is then written at once, on the caller's connection.
 
     Either way the writes skip PostgreSQL's wait for the disk (``synchronous_commit`` off on
     that connection: a crash may lose the last live actions, which the record replaces anyway);
