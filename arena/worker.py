@@ -23,6 +23,8 @@ The failure policy, in one place:
 from __future__ import annotations
 
 import contextlib
+import heapq
+import itertools
 import logging
 import os
 import threading
@@ -245,15 +247,20 @@ def _drop_broken_connections() -> None:
 
 
 class Heartbeat:
-    """A thread that calls ``beat()`` every ``interval`` seconds while a game runs.
+    """Calls ``beat()`` every ``interval`` seconds while a game (or a check) runs.
 
     ``beat`` writes the heartbeat and returns whether this worker still owns the work (a
     guarded ``UPDATE``); when it no longer does (the sweeper gave the match to another worker,
     or a tournament was cancelled), :attr:`cancel` is set and the referee aborts the game.
-    The thread uses its own database connection and closes it when done.
+
+    The beats come from the process's heartbeat thread (:class:`_Beats`, one for all its
+    games, on a database connection of its own): a game pays for no thread of its own (its
+    start and stop had cost about a millisecond a game). When the last game of the process
+    ends, that connection is closed before ``__exit__`` returns, as the game's own thread
+    closed its own; a game shorter than ``interval`` never beats and opens none.
 
     A caller inside a transaction (a test, a check run by hand) holds its claim where no other
-    session can see it, nor take it: there is then no thread (one, on its own session, would
+    session can see it, nor take it: there are then no beats (one, on its own session, would
     not find the claim and would abort the game as lost).
     """
 
@@ -261,12 +268,12 @@ class Heartbeat:
         self.beat = beat
         self.interval = interval
         self.cancel = threading.Event()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="heartbeat", daemon=True)
+        self._beats: _Beats | None = None
 
     def __enter__(self) -> Heartbeat:
         if not transaction.get_connection().in_atomic_block:
-            self._thread.start()
+            self._beats = _Beats.of_this_process()
+            self._beats.add(self)
         return self
 
     def __exit__(
@@ -275,24 +282,8 @@ class Heartbeat:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join(timeout=30)
-
-    def _run(self) -> None:
-        try:
-            while not self._stop.wait(self.interval):
-                try:
-                    owned = self.beat()
-                except DatabaseError as e:  # the database is away for a moment: try again
-                    log.warning("heartbeat failed: %s", e)
-                    continue
-                if not owned:
-                    log.info("lost ownership of the work: aborting the game")
-                    self.cancel.set()
-                    return
-        finally:
-            connections.close_all()
+        if self._beats is not None:
+            self._beats.remove(self)
 
 
 # ------------------------------------------------------------- a process's threads; writing behind
@@ -327,6 +318,88 @@ class ProcessThread(threading.Thread):
         """The process's thread of this kind if it has started one."""
         current = cls.__dict__.get("_current")
         return current if current is not None and current.pid == os.getpid() else None
+
+
+class _Beats(ProcessThread):
+    """The thread that beats every running :class:`Heartbeat` of its process, each at its
+    interval, in order of their turns."""
+
+    kind = "heartbeat"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._ready = threading.Condition()
+        self._due: list[tuple[float, int, Heartbeat]] = []
+        self._running: set[Heartbeat] = set()
+        self._order = itertools.count()
+        self._beating: Heartbeat | None = None
+        self._connected = False  # a beat has used the thread's connection since it closed
+
+    def add(self, hb: Heartbeat) -> None:
+        with self._ready:
+            self._running.add(hb)
+            heapq.heappush(self._due, (time.monotonic() + hb.interval, next(self._order), hb))
+            self._ready.notify_all()
+
+    def remove(self, hb: Heartbeat, timeout: float = 30.0) -> None:
+        """No more beats of ``hb`` (one under way is waited for); the last one removed waits
+        until the thread's connection is closed (at most ``timeout`` seconds)."""
+        deadline = time.monotonic() + timeout
+        with self._ready:
+            self._running.discard(hb)
+            self._due = [turn for turn in self._due if turn[2] is not hb]
+            heapq.heapify(self._due)
+            self._ready.notify_all()
+            while self._beating is hb or (not self._due and self._connected):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    log.error("the heartbeat thread did not answer within %.0f s", timeout)
+                    return
+                self._ready.wait(left)
+
+    def run(self) -> None:
+        while True:
+            hb = self._next()
+            if hb is None:  # nothing left to beat: let go of the connection
+                connections.close_all()
+                with self._ready:
+                    self._connected = False
+                    self._ready.notify_all()
+                continue
+            owned: bool | None = None
+            try:
+                owned = hb.beat()
+            except DatabaseError as e:  # the database is away for a moment: try again
+                log.warning("heartbeat failed: %s", e)
+            except Exception:  # a defect of ours: logged, and the thread goes on
+                log.exception("heartbeat failed")
+            with self._ready:
+                self._beating = None
+                if owned is False:
+                    log.info("lost ownership of the work: aborting the game")
+                    hb.cancel.set()
+                elif hb in self._running:
+                    heapq.heappush(
+                        self._due, (time.monotonic() + hb.interval, next(self._order), hb)
+                    )
+                self._ready.notify_all()
+
+    def _next(self) -> Heartbeat | None:
+        """The next heartbeat whose turn has come; None when none is left and the connection
+        is open."""
+        with self._ready:
+            while True:
+                if not self._due:
+                    if self._connected:
+                        return None
+                    self._ready.wait()
+                    continue
+                now = time.monotonic()
+                if self._due[0][0] <= now:
+                    hb = heapq.heappop(self._due)[2]
+                    self._beating, self._connected = hb, True
+                    return hb
+                self._ready.wait(self._due[0][0] - now)
 
 
 class WriteBehind(ProcessThread):

@@ -177,6 +177,35 @@ def test_the_live_moves_writer_keeps_one_session_and_lets_go_of_it(
 
 
 @pytest.mark.django_db(transaction=True)
+def test_the_heartbeat_thread_lets_go_of_its_session_when_the_last_game_ends(user: Any) -> None:
+    from arena import worker
+
+    m = queued_match(make_version(user, "w"), make_version(user, "b"))
+    attempt = services.claim(m.pk, "here@host")
+    assert attempt is not None
+    name = connection.settings_dict["NAME"]
+    with _server(connection.settings_dict) as server:
+        before = _sessions(server, name)
+        beaten = threading.Event()
+
+        def beat() -> bool:
+            owned = services.beat(m.pk, attempt)
+            beaten.set()
+            return owned
+
+        with worker.Heartbeat(beat, 0.02) as hb:
+            assert beaten.wait(30)
+            assert _sessions(server, name) == before + 1
+        assert not hb.cancel.is_set()
+        # Closed before the game's end returned (the server's process takes a moment to go).
+        for _ in range(100):
+            if _sessions(server, name) == before:
+                break
+            threading.Event().wait(0.05)
+        assert _sessions(server, name) == before
+
+
+@pytest.mark.django_db(transaction=True)
 def test_a_results_write_finds_the_database_again_after_its_session_ended(user: Any) -> None:
     """A game played while the server restarted is kept: ``worker.retrying`` opens a new
     connection for its next try instead of trying again on the one the server ended."""
