@@ -23,6 +23,7 @@ import logging
 import os
 import pickle
 import select
+import signal
 import struct
 import subprocess
 import sys
@@ -147,6 +148,9 @@ def _receive(fd: int) -> Any:
 
 def main() -> None:
     """The child's loop (``python -m arena.writer``)."""
+    # Its input decides when it ends: a Ctrl-C meant for the worker (its whole process group)
+    # must not cut a result's write short.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     # The answers go out on a copy of the standard output; whatever else prints goes to the
     # standard error, never into the answers.
     answers = os.fdopen(os.dup(1), "wb", buffering=0)

@@ -83,6 +83,19 @@ def test_a_writer_killed_in_a_write_costs_that_write_only(
     assert behind.writer_pid not in (None, first)
 
 
+def test_a_ctrl_c_to_the_workers_process_group_leaves_the_writer_writing(
+    behind: WriteBehind, tmp_path: Path
+) -> None:
+    out, go = tmp_path / "written", tmp_path / "go"
+    behind.submit(jobs.note, (str(out), "kept", str(go)), "match 7")
+    wait_for("the write", Path(f"{out}.started").exists, str)
+    assert behind.writer_pid is not None
+    os.kill(behind.writer_pid, signal.SIGINT)
+    go.touch()
+    assert behind.drain(30)
+    assert jobs.lines(out) == ["kept"]
+
+
 @pytest.mark.django_db
 def test_outside_a_pool_process_or_inside_a_transaction_the_caller_writes(
     monkeypatch: pytest.MonkeyPatch,
