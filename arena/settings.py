@@ -205,15 +205,15 @@ PERIODIC_QUEUE = f"{CELERY_TASK_DEFAULT_QUEUE}.periodic"
 #: A task not acknowledged within this many seconds is delivered again (Redis); every task's
 #: hard time limit stays below it (tests/arena/test_limits.py checks this).
 CELERY_VISIBILITY_TIMEOUT = env_int("ARENA_VISIBILITY_TIMEOUT", 4 * 3600)
-CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, float] = {
+CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {
     "visibility_timeout": CELERY_VISIBILITY_TIMEOUT
 }
 if CELERY_BROKER_URL.startswith("sqla+"):
-    # The SQLAlchemy transport hands its options to SQLAlchemy's create_engine, so it gets
-    # none. It has no visibility timeout: it marks a message delivered when a worker takes it
-    # and never delivers it again, even if that worker dies; the sweeper
-    # (arena.games.sweeper) re-sends the work of dead workers.
-    CELERY_BROKER_TRANSPORT_OPTIONS = {}
+    # The SQLAlchemy transport hands its options to SQLAlchemy's create_engine: only SQLite's
+    # wait for a lock held by another process (30 s, not 5). It has no visibility timeout: it
+    # marks a message delivered when a worker takes it and never delivers it again, even if
+    # that worker dies; the sweeper (arena.games.sweeper) re-sends the work of dead workers.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"connect_args": {"timeout": 30}}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_TIMEZONE = "UTC"
@@ -336,10 +336,6 @@ BROKER_RESEND_AFTER_S = env_int("ARENA_BROKER_RESEND_AFTER", 30)
 LADDER_INTERVAL_S = env_int("ARENA_LADDER_INTERVAL", 10)
 SWEEP_INTERVAL_S = env_int("ARENA_SWEEP_INTERVAL", 5)
 RATING_INTERVAL_S = env_int("ARENA_RATING_INTERVAL", 15)
-#: A periodic task is sent again only once the previous message of it was taken by a worker,
-#: or after this many seconds (its message was lost with the broker's queues): they never pile
-#: up behind a stopped scheduler worker, and are never discarded unrun.
-PERIODIC_LOST_AFTER_S = env_int("ARENA_PERIODIC_LOST_AFTER", 20)
 #: A worker touches this file every ``WORKER_ALIVE_EVERY_S`` seconds from its event loop (and
 #: removes it when it stops): what a container's health check looks at (``arena.celery.Alive``).
 #: Empty: no file.
@@ -379,31 +375,27 @@ NOTIFY_TASK_SECONDS = 60
 
 
 class BeatEntry(TypedDict):
-    """One periodic task: its name, every how many seconds, and how it is sent (to the
-    periodic queue; no ``expires``: arena.games.periodic sends one only when the last was
-    taken)."""
+    """One periodic task: its name, every how many seconds, and how it is sent: to the periodic
+    queue, and dropped unrun by a worker that takes it after its interval (the next is on its
+    way), so that copies never pile up behind a stopped scheduler's worker."""
 
     task: str
     schedule: float
-    options: dict[str, str]
+    options: dict[str, str | float]
+
+
+def _every(task: str, seconds: int) -> BeatEntry:
+    return {
+        "task": task,
+        "schedule": float(seconds),
+        "options": {"queue": PERIODIC_QUEUE, "expires": float(seconds)},
+    }
 
 
 CELERY_BEAT_SCHEDULE: dict[str, BeatEntry] = {
-    "ladder": {
-        "task": "arena.games.tasks.schedule_ladder",
-        "schedule": float(LADDER_INTERVAL_S),
-        "options": {"queue": PERIODIC_QUEUE},
-    },
-    "sweep": {
-        "task": "arena.games.tasks.sweep",
-        "schedule": float(SWEEP_INTERVAL_S),
-        "options": {"queue": PERIODIC_QUEUE},
-    },
-    "ratings": {
-        "task": "arena.games.tasks.refresh_ratings",
-        "schedule": float(RATING_INTERVAL_S),
-        "options": {"queue": PERIODIC_QUEUE},
-    },
+    "ladder": _every("arena.games.tasks.schedule_ladder", LADDER_INTERVAL_S),
+    "sweep": _every("arena.games.tasks.sweep", SWEEP_INTERVAL_S),
+    "ratings": _every("arena.games.tasks.refresh_ratings", RATING_INTERVAL_S),
 }
 
 # The embedded defaults keep the databases under VAR_DIR: make sure it exists (the bot store

@@ -346,18 +346,3 @@ class FailureAlert(models.Model):
     def rate(self) -> float:
         return self.failures / self.games if self.games else 0.0
 
-
-class PeriodicRun(models.Model):
-    """When a periodic task was last sent and last started (see :mod:`arena.games.periodic`):
-    the scheduler sends it again only once its previous message was taken, so that copies never
-    pile up in the queue, and the gaps between its runs can be read here."""
-
-    name = models.CharField(max_length=200, primary_key=True)
-    sent_at = models.DateTimeField(null=True, blank=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    #: How many times it started, and the longest time between two starts, in seconds.
-    runs = models.PositiveBigIntegerField(default=0)
-    longest_gap_s = models.FloatField(default=0.0)
-
-    def __str__(self) -> str:
-        return f"{self.name}: sent {self.sent_at}, started {self.started_at}"

@@ -12,7 +12,6 @@ from django.conf import settings
 
 from arena import worker
 from arena.games import checks, ladder, ratings, services, startup, sweeper
-from arena.games.periodic import PeriodicTask
 
 
 @shared_task(name=worker.PLAY_MATCH, bind=True, acks_late=True, max_retries=None)
@@ -27,13 +26,13 @@ def check_version(self: Task[[int], str], version_id: int) -> str:
     return worker.run(self, lambda: checks.check_version(version_id))
 
 
-@shared_task(base=PeriodicTask, acks_late=True)
+@shared_task(acks_late=True)
 def schedule_ladder() -> int:
     """Top up the ladder's queues (periodic)."""
     return len(ladder.schedule_ladder())
 
 
-@shared_task(base=PeriodicTask, acks_late=True)
+@shared_task(acks_late=True)
 def sweep() -> dict[str, list[int]]:
     """Recover matches and checks of dead workers, and reap what they left on this host
     (periodic)."""
@@ -42,7 +41,7 @@ def sweep() -> dict[str, list[int]]:
     return vars(report)
 
 
-@shared_task(base=PeriodicTask, acks_late=True)
+@shared_task(acks_late=True)
 def refresh_ratings(force: bool = False) -> list[str]:
     """Fit the ratings of the variants that have new results (periodic)."""
     return [r.variant for r in ratings.refresh_all(force=force)]

@@ -3,14 +3,17 @@ work of a failed worker or of a restarted broker waited.
 
 ``manage.py chaos_run`` plays a tournament on real workers while it kills them, freezes them
 and restarts the database and the broker (see docs/benchmarks.md, "Chaos run"); these are the
-counts it prints at the end and the clocks it keeps meanwhile. They read only the database.
+counts it prints at the end and the clocks it keeps meanwhile, read from the database, and the
+gaps between sweeps, read from the scheduler's log.
 """
 
 from __future__ import annotations
 
+import itertools
+import re
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -164,3 +167,30 @@ class Recoveries:
     def count(self, *faults: str) -> int:
         done = sum(len(ts) for f, ts in self.took.items() if not faults or f in faults)
         return done + sum(1 for w in self.waiting if not faults or w.fault in faults)
+
+
+#: A Celery worker's log line for a task it received, as the arena's logging writes it
+#: (``2026-11-27 07:00:00,123 INFO celery.worker.strategy: Task a.sweep[<id>] received``).
+_RECEIVED = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) .*?Task (\S+)\[[^\]]*\] received")
+
+
+def runs_in_log(lines: Iterable[str], task: str) -> list[datetime]:
+    """When a worker received the task ``task``, from its log's lines (the scheduler's worker
+    logs each periodic task it takes).
+
+    >>> line = "2026-11-27 07:00:00,250 INFO celery.worker.strategy: Task a.sweep[1f] received"
+    >>> runs_in_log([line, line.replace("sweep", "ladder")], "a.sweep")
+    [datetime.datetime(2026, 11, 27, 7, 0, 0, 250000)]
+    """
+    out = []
+    for line in lines:
+        m = _RECEIVED.match(line)
+        if m and m.group(2) == task:
+            out.append(datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S,%f"))
+    return out
+
+
+def longest_gap(times: list[datetime]) -> float | None:
+    """The longest time between two of ``times`` in seconds (None with fewer than two)."""
+    gaps = [(b - a).total_seconds() for a, b in itertools.pairwise(sorted(times))]
+    return max(gaps, default=None)

@@ -1,4 +1,5 @@
-"""The embedded broker (arena.broker): kombu's SQLAlchemy transport with a busy-aware loop."""
+"""The embedded broker (arena.broker): kombu's SQLAlchemy transport, looking for messages every
+tenth of a second, with the transport options the settings give it."""
 
 from __future__ import annotations
 
@@ -10,8 +11,11 @@ from arena import broker
 
 @pytest.fixture
 def connection(tmp_path):
-    with Connection(f"sqla+sqlite:///{tmp_path / 'broker.sqlite3'}") as conn:
+    options = {"connect_args": {"timeout": 30}}  # what the settings give the embedded broker
+    url = f"sqla+sqlite:///{tmp_path / 'broker.sqlite3'}"
+    with Connection(url, transport_options=options) as conn:
         assert isinstance(conn.transport, broker.Transport)
+        assert conn.transport.polling_interval == 0.1
         yield conn
 
 

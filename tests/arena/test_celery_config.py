@@ -65,8 +65,6 @@ def test_the_beat_schedule_names_real_tasks() -> None:
     for name in tasks.periodic_task_names():
         assert name in names, name
     for entry in settings.CELERY_BEAT_SCHEDULE.values():
-        # Never discarded behind a backlog (arena.games.periodic keeps them from piling up).
-        assert "expires" not in entry["options"]
         assert entry["options"]["queue"] == settings.PERIODIC_QUEUE
         assert celery_app.tasks[entry["task"]].acks_late is True
 

@@ -17,7 +17,7 @@ import pytest
 from django.db import connection
 
 from arena.games import services, tasks
-from arena.games.models import Match, PeriodicRun
+from arena.games.models import Match
 from tests.arena.conftest import make_version
 from tests.arena.test_matches import queued_match
 
@@ -86,24 +86,6 @@ def test_a_worker_frozen_inside_a_transaction_does_not_keep_its_games_from_the_s
             cursor.execute("RESET lock_timeout")
         frozen.kill()
         frozen.wait()
-
-
-@pytest.mark.django_db(transaction=True)
-def test_the_scheduler_finds_the_database_again_after_its_session_ended(
-    caplog: pytest.LogCaptureFixture,
-) -> None:
-    PeriodicRun.objects.create(name=tasks.sweep.name)  # its last message was taken: sendable
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_backend_pid()")
-        pid = cursor.fetchone()[0]
-    # The server restarting ends every session; the scheduler's process lives on.
-    with _server(connection.settings_dict) as server:
-        server.execute("SELECT pg_terminate_backend(%s)", [pid])
-    with caplog.at_level(logging.WARNING, logger="arena.games.periodic"):
-        tasks.sweep.apply_async()
-        tasks.sweep.apply_async()
-    assert "cannot read its last sending" not in caplog.text
-    assert PeriodicRun.objects.get(name=tasks.sweep.name).sent_at is not None
 
 
 def test_the_limit_on_idle_transactions_leaves_room_for_the_longest_honest_one() -> None:

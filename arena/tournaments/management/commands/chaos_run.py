@@ -46,10 +46,10 @@ from arena.bots import services as bots
 from arena.bots.models import BotVersion
 from arena.games import runner
 from arena.games.management.commands.runarena import SCHEDULER_WORKER
-from arena.games.models import Match, PeriodicRun
+from arena.games.models import Match
 from arena.referee.sandbox import SandboxUnavailable
 from arena.tournaments import services as tournaments
-from arena.tournaments.chaos import Recoveries, tally
+from arena.tournaments.chaos import Recoveries, longest_gap, runs_in_log, tally
 from arena.tournaments.models import Tournament
 
 SWEEP = "arena.games.tasks.sweep"
@@ -151,8 +151,6 @@ class Command(BaseCommand):
             f"{' '.join(f or '(none)' for f in cycle) or 'none'} every {o['every']:.0f} s; "
             f"logs in {logs}"
         )
-        # The longest gap between sweeps is this run's.
-        PeriodicRun.objects.filter(name=SWEEP).update(longest_gap_s=0.0, started_at=None, runs=0)
 
         env = dict(
             os.environ,
@@ -188,7 +186,7 @@ class Command(BaseCommand):
         finally:
             self._stop([scheduler, *workers])
             self._reap()
-        self._report(tournament, counts, time.monotonic() - started, o)
+        self._report(tournament, counts, time.monotonic() - started, o, logs / "scheduler.log")
 
     # ------------------------------------------------------------------------- set-up
 
@@ -407,12 +405,18 @@ class Command(BaseCommand):
     # ------------------------------------------------------------------------- the report
 
     def _report(
-        self, tournament: Tournament, counts: dict[str, Any], seconds: float, o: dict[str, Any]
+        self,
+        tournament: Tournament,
+        counts: dict[str, Any],
+        seconds: float,
+        o: dict[str, Any],
+        scheduler_log: Path,
     ) -> None:
         t = tally(tournament)
         r: Recoveries = counts["recoveries"]
         faults = counts["faults"]
-        sweep = PeriodicRun.objects.filter(name=SWEEP).first()
+        with open(scheduler_log, encoding="utf-8", errors="replace") as f:
+            sweeps = runs_in_log(f, SWEEP)
         interval = float(settings.SWEEP_INTERVAL_S)
         figures = {
             "seconds": round(seconds, 1),
@@ -434,9 +438,9 @@ class Command(BaseCommand):
             "longest_recovery_after_freeze_s": _rounded(r.longest("freeze")),
             "broker_waiting_games": r.count("redis"),
             "longest_broker_wait_s": _rounded(r.longest("redis")),
-            "sweeps": sweep.runs if sweep else 0,
+            "sweeps": len(sweeps),
             "sweep_interval_s": interval,
-            "longest_sweep_gap_s": _rounded(sweep.longest_gap_s) if sweep else None,
+            "longest_sweep_gap_s": _rounded(longest_gap(sweeps)),
         }
         if o["json"]:
             o["json"].write_text(json.dumps(figures, indent=2) + "\n")
