@@ -261,6 +261,11 @@ class RatingState(models.Model):
     def __str__(self) -> str:
         return f"{self.variant}: {self.fitted}/{self.results} results fitted"
 
+    @property
+    def unfitted(self) -> int:
+        """Results written since the last fit (the next includes them)."""
+        return max(0, self.results - self.fitted)
+
 
 class Rating(models.Model):
     """A bot version's current rating in a variant (the cached leaderboard, rebuilt per fit)."""
@@ -345,4 +350,3 @@ class FailureAlert(models.Model):
     @property
     def rate(self) -> float:
         return self.failures / self.games if self.games else 0.0
-

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Count, F, Max, Q, QuerySet
+from django.db.models import Count, F, Q, QuerySet
 from django.utils import timezone
 
 from arena import rating
@@ -45,6 +45,12 @@ def anchor_version_id() -> int | None:
     return active or versions.order_by("-number").values_list("pk", flat=True).first()
 
 
+def fit_state(variant: str) -> RatingState | None:
+    """When the variant's ratings were last fitted, and how many results they include of those
+    written (None before its first result)."""
+    return RatingState.objects.filter(variant=variant).first()
+
+
 def refresh(variant: str, *, force: bool = False) -> FitReport | None:
     """Fit the variant's ratings again if results arrived since the last fit (or ``force``).
 
@@ -61,15 +67,8 @@ def refresh(variant: str, *, force: bool = False) -> FitReport | None:
     with transaction.atomic():
         # One writer per variant at a time (the row lock), so two fits cannot interleave.
         RatingState.objects.select_for_update().get(variant=variant)
-        # A version gets a history point when its games changed since the last fit: its
-        # row counted other games then, or a result moved it since (update_after_result).
-        last_fit = RatingState.objects.values_list("fitted_at", flat=True).get(variant=variant)
-        before = {
-            v: games if last_fit is not None and updated <= last_fit else -1
-            for v, games, updated in Rating.objects.filter(variant=variant).values_list(
-                "version_id", "games", "updated_at"
-            )
-        }
+        # A version gets a history point when its games changed since the last fit.
+        before = dict(Rating.objects.filter(variant=variant).values_list("version_id", "games"))
         # A retired version keeps the rating it had when it retired (its row is written back
         # as it was); its results still inform everyone else's.
         frozen = {
@@ -170,126 +169,6 @@ def _fit(variant: str, state: RatingState) -> _Fitted:
     ]
     rows.sort(key=lambda r: (-r[1], str(r[0])))
     return _Fitted(rows, result.white_advantage, len(counts))
-
-
-def update_after_result(variant: str, white_id: int, black_id: int) -> None:
-    """Move the two players of a new result to their best ratings with everyone else's held
-    where they are (:func:`arena.rating.fit_one`), and count their games and points: the
-    leaderboard follows each result at once, for a few indexed queries. The next
-    :func:`refresh` (periodic) writes the exact fit of every result, whatever these steps
-    did: the ratings stay a pure function of the results.
-
-    Called inside the result's transaction, after :func:`arena.games.services.count_result`
-    (which holds the variant's :class:`RatingState` row, so updates and fits take turns). The
-    anchor's rating stays put, a retired version's stays as it was; the intervals of rated
-    versions are left to the fit, a newcomer gets one from its own games. White moves first,
-    then black against white's new rating (one coordinate step each, as the fit would take).
-
-    Four reads (the advantage; both players' pairs; the ratings of both and their opponents,
-    with what says whether one is the anchor; the anchor itself only then) and one write per
-    player: this runs after every rated game.
-    """
-    advantage = (
-        RatingState.objects.filter(variant=variant)
-        .values_list("white_advantage", flat=True)
-        .first()
-    ) or 0.0
-    players = (white_id, black_id)
-    against: dict[int, dict[int, list[float]]] = {white_id: {}, black_id: {}}
-    for white, black, wins, draws, losses in (
-        PairStats.objects.filter(variant=variant)
-        .filter(Q(white_id__in=players) | Q(black_id__in=players))
-        .exclude(white=F("black"))
-        .values_list("white_id", "black_id", "wins", "draws", "losses")
-    ):
-        games = wins + draws + losses
-        if white in against:  # as white: its points are the wins
-            row = against[white].setdefault(black, [0.0, 0.0, 0.0, 0.0])
-            row[0] += games
-            row[1] += wins + draws / 2
-        if black in against:  # as black: the losses
-            row = against[black].setdefault(white, [0.0, 0.0, 0.0, 0.0])
-            row[2] += games
-            row[3] += losses + draws / 2
-    opponents = {o for rows in against.values() for o in rows}
-    elo_of: dict[int, float] = {}
-    retired: set[int] = set()
-    anchor_bot: set[int] = set()
-    for v, elo, status, bot_name, trusted in Rating.objects.filter(
-        variant=variant, version_id__in=[*opponents, *players]
-    ).values_list(
-        "version_id", "elo", "version__status", "version__bot__name", "version__bot__trusted"
-    ):
-        elo_of[v] = elo
-        if status == BotVersion.Status.RETIRED:
-            retired.add(v)
-        if trusted and bot_name == settings.RATING_ANCHOR_BOT:
-            anchor_bot.add(v)
-    # A player without a rating yet may be the anchor too (its first game).
-    maybe_anchor = anchor_bot & set(players) or any(p not in elo_of for p in players)
-    anchor = anchor_version_id() if maybe_anchor else None
-    last_rank: int | None = None
-    for version_id in dict.fromkeys(players):
-        rows = against[version_id]
-        if not rows:
-            continue
-        last_rank = _update_one(
-            variant, version_id, rows, elo_of, anchor, advantage, version_id in retired, last_rank
-        )
-
-
-def _update_one(
-    variant: str,
-    version_id: int,
-    against: dict[int, list[float]],
-    elo_of: dict[int, float],
-    anchor: int | None,
-    advantage: float,
-    retired: bool,
-    last_rank: int | None,
-) -> int | None:
-    """One player's step and write; ``elo_of`` follows it (the other player's step sees it).
-    Returns the last rank of the leaderboard when it had to be read (a newcomer's)."""
-    centre = settings.RATING_ANCHOR_ELO
-    games = round(sum(r[0] + r[2] for r in against.values()))
-    points = sum(r[1] + r[3] for r in against.values())
-    opponents = [(elo_of.get(o, centre), r[0], r[1], r[2], r[3]) for o, r in against.items()]
-    current = Rating.objects.filter(variant=variant, version_id=version_id)
-    if version_id in elo_of:
-        if version_id == anchor:
-            current.update(games=games, points=points, updated_at=timezone.now())
-        elif not retired:
-            elo, _ = rating.fit_one(
-                opponents,
-                elo=elo_of[version_id],
-                white_advantage=advantage,
-                centre=centre,
-            )
-            elo_of[version_id] = elo
-            current.update(elo=elo, games=games, points=points, updated_at=timezone.now())
-        return last_rank
-    elo, error = rating.fit_one(
-        opponents,
-        elo=centre,
-        white_advantage=advantage,
-        centre=centre,
-    )
-    if version_id == anchor:
-        elo, error = centre, 0.0
-    if last_rank is None:
-        last_rank = Rating.objects.filter(variant=variant).aggregate(n=Max("rank"))["n"] or 0
-    last_rank += 1
-    elo_of[version_id] = elo
-    Rating.objects.create(
-        variant=variant,
-        version_id=version_id,
-        elo=elo,
-        error=_finite(error),
-        games=games,
-        points=points,
-        rank=last_rank,
-    )
-    return last_rank
 
 
 def _finite(x: float) -> float | None:

@@ -21,7 +21,7 @@ from django.utils import timezone
 from arena import worker
 from arena.bots.models import BotVersion
 from arena.bots.unpack import UnpackError
-from arena.games import failures, live, ratings, runner
+from arena.games import failures, live, runner
 from arena.games.models import Match, MatchRecord, PairStats, RatingState
 from arena.games.signals import match_closed
 from arena.referee.openings import opening
@@ -257,9 +257,9 @@ def _watch_failures(variant: str, white_id: int, black_id: int, fault: str) -> N
 def count_result(variant: str, white_id: int, black_id: int, result: str) -> None:
     """Add one rated result to its pair's counts and to the variant's result counter.
 
-    Called inside the transaction that writes the result; the two versions' ratings move at
-    once (:func:`arena.games.ratings.update_after_result`). A version against itself teaches
-    the ratings nothing and is not counted.
+    Called inside the transaction that writes the result; the ratings follow at the next fit
+    (:func:`arena.games.ratings.refresh`, every ``RATING_INTERVAL_S``). A version against
+    itself teaches the ratings nothing and is not counted.
     """
     if white_id == black_id:
         return
@@ -280,13 +280,6 @@ def count_result(variant: str, white_id: int, black_id: int, result: str) -> Non
                 RatingState.objects.create(variant=variant, results=1)
         except IntegrityError:
             state.update(results=F("results") + 1)
-    # The two ratings follow at once (the periodic fit makes them exact), in a savepoint of
-    # their own: a failure there is logged and never undoes the result.
-    try:
-        with transaction.atomic():
-            ratings.update_after_result(variant, white_id, black_id)
-    except Exception:
-        log.exception("the rating update failed after a result in %s", variant)
 
 
 def release(match_id: int, attempt: int, reason: str) -> bool:

@@ -146,6 +146,8 @@ def leaderboard(request: HttpRequest, variant: str = "yinsh") -> HttpResponse:
             "los": los.table(variant, include_retired=include_retired)
             if page.number == 1
             else None,
+            "fit": ratings.fit_state(variant),
+            "fit_interval": settings.RATING_INTERVAL_S,
             "anchor": settings.RATING_ANCHOR_BOT,
             "anchor_elo": settings.RATING_ANCHOR_ELO,
             "provisional_games": settings.RATING_PROVISIONAL_GAMES,
