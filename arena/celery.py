@@ -70,19 +70,3 @@ def tidy_connections(task: Any = None, **kwargs: Any) -> None:
     from django.db import close_old_connections
 
     close_old_connections()
-
-
-@signals.worker_process_init.connect
-def write_results_behind(**kwargs: Any) -> None:
-    """A pool process writes each game's result while its next game starts."""
-    from arena import worker
-
-    worker.enable_write_behind()
-
-
-@signals.worker_process_shutdown.connect
-def write_the_last_results(**kwargs: Any) -> None:
-    """A pool process that stops (a warm shutdown) first writes the results it holds."""
-    from arena import worker
-
-    worker.drain_write_behind()

@@ -1,6 +1,6 @@
 """What every worker task needs, in one leaf module: the failure policy, database-write retries,
-heartbeats, time limits, writing a result behind the next game, and sending a task by name
-after the transaction commits.
+the sidecar that beats a claim and publishes a game's moves while it runs, time limits, and
+sending a task by name after the transaction commits.
 
 It imports nothing of the apps (only Django, Celery and the referee), so every app may use it
 and services never import their tasks.
@@ -23,15 +23,13 @@ The failure policy, in one place:
 from __future__ import annotations
 
 import contextlib
-import heapq
-import itertools
+import functools
 import logging
 import os
 import threading
 import time
 from collections.abc import Callable, Iterator
-from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from celery import Task, current_app
 from celery.exceptions import SoftTimeLimitExceeded
@@ -48,26 +46,25 @@ from kombu.exceptions import OperationalError as KombuOperationalError
 from arena.privacy import strip_paths
 from arena.referee.errors import InfrastructureError
 from arena.referee.match import TimeControl
-from arena.writer import WriterProcess
 
 __all__ = [
     "CHECK_VERSION",
+    "INLINE",
     "PLAY_MATCH",
-    "Heartbeat",
     "InfrastructureError",
-    "ProcessThread",
-    "WriteBehind",
+    "InlineSidecar",
+    "Sidecar",
+    "Tended",
+    "ThreadSidecar",
     "budget_seconds",
     "claimed",
-    "drain_write_behind",
-    "enable_write_behind",
     "public_reason",
     "retrying",
     "run",
     "send_after_commit",
+    "sidecar",
     "time_limits",
     "waiting_messages",
-    "write_behind",
 ]
 
 log = logging.getLogger(__name__)
@@ -243,274 +240,217 @@ def _drop_broken_connections() -> None:
             conn.close_if_unusable_or_obsolete()
 
 
-# ----------------------------------------------------------------------------- heartbeat
+# ----------------------------------------------------------------------------- the sidecar
 
 
-class Heartbeat:
-    """Calls ``beat()`` every ``interval`` seconds while a game (or a check) runs.
+class Tended:
+    """What a sidecar does for one claimed piece of work while it runs (a game, a check): beat
+    its claim every ``interval`` seconds, and hand what the work notes (a game's moves, as the
+    referee plays them) to ``publish``.
 
-    ``beat`` writes the heartbeat and returns whether this worker still owns the work (a
-    guarded ``UPDATE``); when it no longer does (the sweeper gave the match to another worker,
-    or a tournament was cancelled), :attr:`cancel` is set and the referee aborts the game.
-
-    The beats come from the process's heartbeat thread (:class:`_Beats`, one for all its
-    games, on a database connection of its own): a game pays for no thread of its own (its
-    start and stop had cost about a millisecond a game). When the last game of the process
-    ends, that connection is closed before ``__exit__`` returns, as the game's own thread
-    closed its own; a game shorter than ``interval`` never beats and opens none.
-
-    A caller inside a transaction (a test, a check run by hand) holds its claim where no other
-    session can see it, nor take it: there are then no beats (one, on its own session, would
-    not find the claim and would abort the game as lost).
+    The work's own thread calls :meth:`note`, which only keeps the item; the sidecar calls
+    :meth:`tend`. When a beat finds the claim lost (the sweeper gave the work to another
+    worker, a tournament was cancelled), :attr:`cancel` is set and the referee aborts the game.
+    A beat that fails is tried again at the next turn; a ``publish`` that fails is not called
+    again (the watchers lose this game's live view, never the game).
     """
 
-    def __init__(self, beat: Callable[[], bool], interval: float) -> None:
-        self.beat = beat
-        self.interval = interval
-        self.cancel = threading.Event()
-        self._beats: _Beats | None = None
-
-    def __enter__(self) -> Heartbeat:
-        if not transaction.get_connection().in_atomic_block:
-            self._beats = _Beats.of_this_process()
-            self._beats.add(self)
-        return self
-
-    def __exit__(
+    def __init__(
         self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
+        what: str,
+        beat: Callable[[], bool],
+        interval: float,
+        publish: Callable[[list[Any]], object] | None = None,
     ) -> None:
-        if self._beats is not None:
-            self._beats.remove(self)
+        self.what = what
+        self.cancel = threading.Event()
+        self._beat = beat
+        self._interval = interval
+        self._publish = publish
+        self._next_beat = time.monotonic() + interval
+        self._notes: list[Any] = []
+        self._lock = threading.Lock()
 
+    def note(self, item: Any) -> None:
+        """Keep ``item`` for the next :meth:`tend` (called by the work's own thread)."""
+        with self._lock:
+            self._notes.append(item)
 
-# ------------------------------------------------------------- a process's threads; writing behind
-
-
-class ProcessThread(threading.Thread):
-    """A daemon thread of which a process has one of each kind, started on first use (a forked
-    child starts its own): the live moves' writer, the results' writer."""
-
-    #: The thread's name (each kind sets its own).
-    kind = "process-thread"
-    _current: ProcessThread | None = None
-    _guard = threading.Lock()
-
-    def __init__(self) -> None:
-        super().__init__(name=self.kind, daemon=True)
-        self.pid = os.getpid()
-
-    @classmethod
-    def of_this_process(cls) -> Self:
-        """The process's thread of this kind, started on first use."""
-        with ProcessThread._guard:
-            current = cls.existing()
-            if current is None:
-                current = cls()
-                cls._current = current
-                current.start()
-            return current
-
-    @classmethod
-    def existing(cls) -> Self | None:
-        """The process's thread of this kind if it has started one."""
-        current = cls.__dict__.get("_current")
-        return current if current is not None and current.pid == os.getpid() else None
-
-
-class _Beats(ProcessThread):
-    """The thread that beats every running :class:`Heartbeat` of its process, each at its
-    interval, in order of their turns."""
-
-    kind = "heartbeat"
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._ready = threading.Condition()
-        self._due: list[tuple[float, int, Heartbeat]] = []
-        self._running: set[Heartbeat] = set()
-        self._order = itertools.count()
-        self._beating: Heartbeat | None = None
-        self._connected = False  # a beat has used the thread's connection since it closed
-
-    def add(self, hb: Heartbeat) -> None:
-        with self._ready:
-            self._running.add(hb)
-            heapq.heappush(self._due, (time.monotonic() + hb.interval, next(self._order), hb))
-            self._ready.notify_all()
-
-    def remove(self, hb: Heartbeat, timeout: float = 30.0) -> None:
-        """No more beats of ``hb`` (one under way is waited for); the last one removed waits
-        until the thread's connection is closed (at most ``timeout`` seconds)."""
-        deadline = time.monotonic() + timeout
-        with self._ready:
-            self._running.discard(hb)
-            self._due = [turn for turn in self._due if turn[2] is not hb]
-            heapq.heapify(self._due)
-            self._ready.notify_all()
-            while self._beating is hb or (not self._due and self._connected):
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    log.error("the heartbeat thread did not answer within %.0f s", timeout)
-                    return
-                self._ready.wait(left)
-
-    def run(self) -> None:
-        while True:
-            hb = self._next()
-            if hb is None:  # nothing left to beat: let go of the connection
-                connections.close_all()
-                with self._ready:
-                    self._connected = False
-                    self._ready.notify_all()
-                continue
-            owned: bool | None = None
+    def tend(self) -> bool:
+        """Publish what was noted since the last turn, and beat the claim if its turn has come.
+        Returns False when the database failed under either."""
+        with self._lock:
+            notes, self._notes = self._notes, []
+        healthy = True
+        if notes and self._publish is not None:
             try:
-                owned = hb.beat()
-            except DatabaseError as e:  # the database is away for a moment: try again
-                log.warning("heartbeat failed: %s", e)
-            except Exception:  # a defect of ours: logged, and the thread goes on
-                log.exception("heartbeat failed")
+                self._publish(notes)
+            except DatabaseError as e:
+                log.warning("%s: its live view is no longer written: %s", self.what, e)
+                self._publish, healthy = None, False
+        now = time.monotonic()
+        if now < self._next_beat:
+            return healthy
+        self._next_beat = now + self._interval
+        try:
+            owned = self._beat()
+        except DatabaseError as e:
+            log.warning("%s: heartbeat failed: %s", self.what, e)
+            return False
+        if not owned and not self.cancel.is_set():
+            log.info("%s: this worker lost its claim: the work is cancelled", self.what)
+            self.cancel.set()
+        return healthy
+
+
+class Sidecar(Protocol):
+    """Tends claimed work while it runs (see :class:`Tended`)."""
+
+    def attach(
+        self,
+        what: str,
+        beat: Callable[[], bool],
+        interval: float,
+        publish: Callable[[list[Any]], object] | None = None,
+    ) -> contextlib.AbstractContextManager[Tended]: ...
+
+
+class _TendedAtOnce(Tended):
+    def note(self, item: Any) -> None:
+        super().note(item)
+        self.tend()
+
+
+class InlineSidecar:
+    """Tends work on the work's own thread, each time it notes something: a game's moves are
+    published at once on the caller's connection (inside its transaction, if it has one), and
+    the claim is beaten then when its turn has come. What a check or a match run outside a
+    worker (a management command, the tests) uses."""
+
+    @contextlib.contextmanager
+    def attach(
+        self,
+        what: str,
+        beat: Callable[[], bool],
+        interval: float,
+        publish: Callable[[list[Any]], object] | None = None,
+    ) -> Iterator[Tended]:
+        yield _TendedAtOnce(what, beat, interval, publish)
+
+
+#: The sidecar of work run outside a worker.
+INLINE = InlineSidecar()
+
+
+class ThreadSidecar:
+    """One thread tends every piece of work of its process, every ``TICK_S`` seconds, on a
+    database connection of its own: the work never waits for the database, and a watcher is
+    at most a tick behind a game. Its writes are expendable (a lost heartbeat is written again,
+    live moves are replaced by the record), so on PostgreSQL its connection does not wait for
+    the disk (``synchronous_commit`` off). Idle for ``IDLE_CLOSE_S``, it closes its connection:
+    a worker with no work holds none."""
+
+    TICK_S = 0.2
+    IDLE_CLOSE_S = 10.0
+
+    def __init__(self) -> None:
+        self._ready = threading.Condition()
+        self._work: list[Tended] = []
+        self._tending: Tended | None = None
+        self._thread: threading.Thread | None = None
+        self._stopping = False
+
+    @contextlib.contextmanager
+    def attach(
+        self,
+        what: str,
+        beat: Callable[[], bool],
+        interval: float,
+        publish: Callable[[list[Any]], object] | None = None,
+    ) -> Iterator[Tended]:
+        """Tend this work until the block ends; when it has ended, the sidecar is done with it
+        (a turn under way is waited for)."""
+        tended = Tended(what, beat, interval, publish)
+        with self._ready:
+            self._work.append(tended)
+            if self._thread is None:
+                self._stopping = False
+                self._thread = threading.Thread(target=self._run, name="sidecar", daemon=True)
+                self._thread.start()
+            self._ready.notify_all()
+        try:
+            yield tended
+        finally:
             with self._ready:
-                self._beating = None
-                if owned is False:
-                    log.info("lost ownership of the work: aborting the game")
-                    hb.cancel.set()
-                elif hb in self._running:
-                    heapq.heappush(
-                        self._due, (time.monotonic() + hb.interval, next(self._order), hb)
-                    )
+                self._work.remove(tended)
+                while self._tending is tended:
+                    self._ready.wait()
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """End the thread once it has no work, closing its connection (before a database it
+        used is dropped); the next :meth:`attach` starts another."""
+        with self._ready:
+            thread, self._stopping = self._thread, True
+            self._ready.notify_all()
+        if thread is not None:
+            thread.join(timeout)
+
+    def _run(self) -> None:
+        try:
+            while self._next_turn():
+                for tended in self._turn():
+                    self._tend(tended)
+        finally:
+            connections.close_all()
+
+    def _next_turn(self) -> bool:
+        """Wait for the next turn; False when the thread is to end."""
+        with self._ready:
+            while not self._work:
+                if self._stopping:
+                    self._thread = None
+                    return False
+                if not self._ready.wait(self.IDLE_CLOSE_S) and not self._work:
+                    connections.close_all()
+            self._ready.wait(self.TICK_S)
+            return True
+
+    def _turn(self) -> list[Tended]:
+        with self._ready:
+            return list(self._work)
+
+    def _tend(self, tended: Tended) -> None:
+        with self._ready:
+            if tended not in self._work:
+                return
+            self._tending = tended
+        try:
+            _expendable_writes()
+            if not tended.tend():
+                _drop_broken_connections()
+        except Exception:  # a defect of ours: logged, and the sidecar goes on
+            log.exception("%s: the sidecar failed", tended.what)
+        finally:
+            with self._ready:
+                self._tending = None
                 self._ready.notify_all()
 
-    def _next(self) -> Heartbeat | None:
-        """The next heartbeat whose turn has come; None when none is left and the connection
-        is open."""
-        with self._ready:
-            while True:
-                if not self._due:
-                    if self._connected:
-                        return None
-                    self._ready.wait()
-                    continue
-                now = time.monotonic()
-                if self._due[0][0] <= now:
-                    hb = heapq.heappop(self._due)[2]
-                    self._beating, self._connected = hb, True
-                    return hb
-                self._ready.wait(self._due[0][0] - now)
+
+def _expendable_writes() -> None:
+    """Open this thread's connection if it has none, without waiting for the disk at commit
+    (PostgreSQL only)."""
+    conn = connections["default"]
+    if conn.connection is not None or conn.vendor != "postgresql":
+        return
+    with conn.cursor() as cursor:
+        cursor.execute("SET synchronous_commit TO OFF")
 
 
-class WriteBehind(ProcessThread):
-    """The thread that has a worker process's results written while its next game starts.
-
-    A game's result is a transaction of about twenty statements (the record, the counts, the
-    ratings' update, the failure watch): 10 to 15 ms of interpreter time, which the next game
-    waited for, and which a thread of the same process still took from the next game's
-    referee (they share the interpreter lock). This thread hands each write to the process's
-    writer, a child process with its own connection (:mod:`arena.writer`), and waits for its
-    answer, mostly in a pipe's read: the write overlaps the task's acknowledgement, the next
-    task's delivery and the next game, on another core.
-
-    A write is a function of a module and its arguments (both pickled for the child). The
-    writes are made in the order given; a write given while another waits blocks its caller,
-    so a process holds at most one result unwritten beside the one being written. Each write
-    is guarded as before by its claim: a worker (or writer) that dies before the commit
-    leaves a running match whose heartbeat has stopped, which the sweeper gives back (the game
-    is played again, never counted twice).
-
-    Only in a Celery pool process (:func:`enable_write_behind`, from ``arena.celery``), which
-    waits for the writes before it exits (:func:`drain_write_behind`). Elsewhere (a test, a
-    shell, the local command) :func:`write_behind` writes at once, inside the caller's
-    transaction if it has one.
-    """
-
-    enabled = False
-    kind = "write-behind"
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._ready = threading.Condition()
-        self._waiting: _Write | None = None
-        self._writing = False
-        self._writer = WriterProcess()
-
-    def submit(self, fn: Callable[..., object], args: tuple[Any, ...], what: str) -> None:
-        """Have ``fn(*args)`` called by the writer process, after the writes given before."""
-        with self._ready:
-            while self._waiting is not None:
-                self._ready.wait()
-            self._waiting = (fn, args, what)
-            self._ready.notify_all()
-
-    def drain(self, timeout: float) -> bool:
-        """Wait until every write given has been made; False if that took over ``timeout``."""
-        deadline = time.monotonic() + timeout
-        with self._ready:
-            while self._waiting is not None or self._writing:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                self._ready.wait(left)
-        return True
-
-    def close(self, timeout: float = 60.0) -> bool:
-        """Make every write given, then end the writer process (it closes its connection; the
-        next write starts another). False if the writes took over ``timeout``."""
-        drained = self.drain(timeout)
-        if drained:
-            self._writer.close(timeout)
-        return drained
-
-    @property
-    def writer_pid(self) -> int | None:
-        """The writer process's id, while it runs."""
-        return self._writer.pid
-
-    def run(self) -> None:
-        while True:
-            fn, args, what = self._next()
-            try:
-                if not self._writer.call(fn, args, what):
-                    log.error("%s: the result was not written (the sweeper gives it back)", what)
-            except Exception as e:
-                log.error("%s: the result was not written (the sweeper gives it back): %s", what, e)
-            finally:
-                with self._ready:
-                    self._writing = False
-                    self._ready.notify_all()
-
-    def _next(self) -> _Write:
-        with self._ready:
-            while self._waiting is None:
-                self._ready.wait()
-            job, self._waiting, self._writing = self._waiting, None, True
-            self._ready.notify_all()
-            return job
+@functools.cache
+def _sidecar_of(pid: int) -> ThreadSidecar:
+    return ThreadSidecar()
 
 
-_Write = tuple[Callable[..., object], tuple[Any, ...], str]
-
-
-def write_behind(fn: Callable[..., object], args: tuple[Any, ...], what: str) -> bool:
-    """Have ``fn(*args)`` (a result's write, guarded by its claim; a function of a module, and
-    arguments that pickle) made by this worker process's writer (:class:`WriteBehind`), and
-    return True; or, where there is none (not a pool process, or inside a transaction, whose
-    writes another connection could not see), return False: the caller writes at once."""
-    if not WriteBehind.enabled or transaction.get_connection().in_atomic_block:
-        return False
-    WriteBehind.of_this_process().submit(fn, args, what)
-    return True
-
-
-def enable_write_behind() -> None:
-    """In a Celery pool process: write results behind the next game (see :class:`WriteBehind`)."""
-    WriteBehind.enabled = True
-
-
-def drain_write_behind(timeout: float = 60.0) -> None:
-    """Before a pool process exits: wait for the results it still has to write."""
-    current = WriteBehind.existing()
-    if current is not None and not current.close(timeout):
-        log.error("results unwritten after %.0f s: the sweeper gives their matches back", timeout)
+def sidecar() -> ThreadSidecar:
+    """This process's sidecar (a forked pool process makes its own)."""
+    return _sidecar_of(os.getpid())

@@ -142,7 +142,6 @@ LAYERS: list[tuple[str, ...]] = [
         "arena.rating",
         "arena.replay",
         "arena.sprt",
-        "arena.writer",
     ),
     ("arena.worker", "arena.throttles"),
     ("arena.notifications",),

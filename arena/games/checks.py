@@ -53,9 +53,10 @@ class _Outcome:
     games: list[Game] = field(default_factory=list)
 
 
-def check_version(version_id: int) -> str:
-    """Claim a pending version and check it. Returns what happened: "active", "rejected",
-    "not pending" or "lost its claim".
+def check_version(version_id: int, sidecar: worker.Sidecar = worker.INLINE) -> str:
+    """Claim a pending version and check it (what the ``check_version`` task does, with the
+    worker process's sidecar, which beats the claim): the verdict is committed before this
+    returns. Returns what happened: "active", "rejected", "not pending" or "lost its claim".
 
     Raises :class:`~arena.worker.InfrastructureError` after putting the version back when
     the failure was not the bot's.
@@ -70,17 +71,19 @@ def check_version(version_id: int) -> str:
 
     with (
         worker.claimed(give_back, f"check of version {version_id}"),
-        worker.Heartbeat(
-            lambda: bots.beat_check(version_id, attempt), settings.MATCH_HEARTBEAT_S
-        ) as hb,
+        sidecar.attach(
+            f"check of version {version_id}",
+            lambda: bots.beat_check(version_id, attempt),
+            settings.MATCH_HEARTBEAT_S,
+        ) as tended,
         runner.bots_in_use(),
     ):
-        outcome = _run(version, hb.cancel)
-    if outcome is None:
+        outcome = _run(version, tended.cancel)
+        if outcome is None:
+            return "lost its claim"
+        if worker.retrying(lambda: _close(version_id, attempt, outcome)):
+            return "active" if outcome.verdict.accepted else "rejected"
         return "lost its claim"
-    if worker.retrying(lambda: _close(version_id, attempt, outcome)):
-        return "active" if outcome.verdict.accepted else "rejected"
-    return "lost its claim"
 
 
 def _close(version_id: int, attempt: int, outcome: _Outcome) -> bool:

@@ -124,14 +124,14 @@ def beat(match_id: int, attempt: int) -> bool:
     )
 
 
-def play(match_id: int, worker_name: str = "") -> str:
-    """Claim, play and finish a match (what the ``play_match`` task does).
+def play(match_id: int, worker_name: str = "", sidecar: worker.Sidecar = worker.INLINE) -> str:
+    """Claim, play and finish a match (what the ``play_match`` task does, with the worker
+    process's sidecar): the result is committed before this returns.
 
-    Returns what happened. In a worker's pool process the result is written while the next
-    game starts (:class:`~arena.worker.WriteBehind`). When the machine fails (see
-    :mod:`arena.worker`), the match goes back to the queue and
-    :class:`~arena.worker.InfrastructureError` is raised (the task then retries); nothing is
-    counted against the bots.
+    ``sidecar`` beats the claim and publishes the moves while the game is played and its
+    result written. Returns what happened. When the machine fails (see :mod:`arena.worker`),
+    the match goes back to the queue and :class:`~arena.worker.InfrastructureError` is raised
+    (the task then retries); nothing is counted against the bots.
     """
     # Not .first(): its ORDER BY costs more to compile than the query takes to run.
     match = next(
@@ -149,7 +149,16 @@ def play(match_id: int, worker_name: str = "") -> str:
     def give_back(reason: str) -> None:
         release(match_id, attempt, f"infrastructure failure: {reason}")
 
-    with worker.claimed(give_back, f"match {match_id}"), runner.bots_in_use():
+    with (
+        worker.claimed(give_back, f"match {match_id}"),
+        runner.bots_in_use(),
+        sidecar.attach(
+            f"match {match_id}",
+            lambda: beat(match_id, attempt),
+            settings.MATCH_HEARTBEAT_S,
+            live.Moves(match_id, attempt),
+        ) as tended,
+    ):
         try:
             config = runner.game_config(
                 variant=match.variant,
@@ -173,14 +182,10 @@ def play(match_id: int, worker_name: str = "") -> str:
         except ValueError as e:
             abort(match_id, attempt, f"bad match configuration: {e}")
             return "aborted"
-        with (
-            live.Recorder(match_id, attempt) as recorder,
-            worker.Heartbeat(lambda: beat(match_id, attempt), settings.MATCH_HEARTBEAT_S) as hb,
-        ):
-            result = runner.referee().play(config, on_played=recorder, cancel=hb.cancel)
-    if worker.write_behind(keep_result, (match_id, attempt, result, match), f"match {match_id}"):
-        return f"{'aborted' if result.aborted else 'finished'} (its result written behind)"
-    return keep_result(match_id, attempt, result, match)
+        result = runner.referee().play(
+            config, on_played=lambda p: tended.note(live.timed(p)), cancel=tended.cancel
+        )
+        return keep_result(match_id, attempt, result, match)
 
 
 def keep_result(match_id: int, attempt: int, result: GameResult, match: Match) -> str:

@@ -17,13 +17,15 @@ from arena.games import checks, ladder, ratings, services, startup, sweeper
 @shared_task(name=worker.PLAY_MATCH, bind=True, acks_late=True, max_retries=None)
 def play_match(self: Task[[int], str], match_id: int) -> str:
     """Claim, play and finish one match."""
-    return worker.run(self, lambda: services.play(match_id, self.request.hostname or ""))
+    return worker.run(
+        self, lambda: services.play(match_id, self.request.hostname or "", worker.sidecar())
+    )
 
 
 @shared_task(name=worker.CHECK_VERSION, bind=True, acks_late=True, max_retries=None)
 def check_version(self: Task[[int], str], version_id: int) -> str:
     """Unpack and check an uploaded bot version; it becomes active or is rejected."""
-    return worker.run(self, lambda: checks.check_version(version_id))
+    return worker.run(self, lambda: checks.check_version(version_id, worker.sidecar()))
 
 
 @shared_task(acks_late=True)

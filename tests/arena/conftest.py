@@ -64,17 +64,6 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _live_writer_lets_go() -> Iterator[None]:
-    """The live moves' writer thread keeps its connection from game to game: after each test
-    it lets go of it, so that no session of this process is left when the test database is
-    dropped."""
-    yield
-    from arena.games import live
-
-    live.release_connection()
-
-
-@pytest.fixture(autouse=True)
 def _isolated_files(settings: Any, tmp_path_factory: pytest.TempPathFactory) -> None:
     """A bot store and cache of each test's own (workers started by tests get the same)."""
     base = tmp_path_factory.mktemp("files")

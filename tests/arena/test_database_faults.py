@@ -4,7 +4,6 @@ find the database again after a restart."""
 
 from __future__ import annotations
 
-import logging
 import os
 import subprocess
 import sys
@@ -16,7 +15,7 @@ import psycopg
 import pytest
 from django.db import connection
 
-from arena.games import services, tasks
+from arena.games import services
 from arena.games.models import Match
 from tests.arena.conftest import make_version
 from tests.arena.test_matches import queued_match
@@ -102,16 +101,18 @@ def test_the_limit_on_idle_transactions_leaves_room_for_the_longest_honest_one()
 @pytest.mark.django_db
 def test_a_game_played_inside_the_callers_transaction_keeps_its_claim(user: Any) -> None:
     """A caller holding a transaction (a test, a check run by hand in a shell) holds its claim
-    where no other session can see it, nor take it: a heartbeat thread, on a session of its
-    own, would not find the claim and would abort the game as lost."""
+    where no other session can see it, nor take it: the inline sidecar beats it on the caller's
+    own session (a thread's, on a session of its own, would not find the claim and would
+    abort the game as lost)."""
     from arena import worker
 
     white, black = make_version(user, "w"), make_version(user, "b")
     m = queued_match(white, black)
     attempt = services.claim(m.pk, "here@host")
     assert attempt == 1
-    with worker.Heartbeat(lambda: services.beat(m.pk, attempt), 0.05) as hb:
-        assert not hb.cancel.wait(1.0)
+    with worker.INLINE.attach("match", lambda: services.beat(m.pk, attempt), 0.0) as tended:
+        tended.note("an action")
+        assert not tended.cancel.is_set()
     m.refresh_from_db()
     assert m.status == M.RUNNING and m.attempts == 1
 
@@ -125,66 +126,86 @@ def _sessions(server: psycopg.Connection[Any], database: str) -> int:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_live_moves_writer_keeps_one_session_and_lets_go_of_it(
-    user: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """One session for the writer thread, kept from game to game, closed when it is idle or
-    asked to (a test database is dropped only when no session is left on it)."""
+def test_the_sidecar_keeps_one_session_from_game_to_game_and_lets_go_of_it(user: Any) -> None:
+    """One session for a worker process's sidecar, kept from game to game, closed when it is
+    idle or stopped (a test database is dropped only when no session is left on it)."""
+    from arena import worker
     from arena.games import live
     from arena.referee.game import Played
 
-    monkeypatch.setattr(live._Writer, "IDLE_CLOSE_S", 0.5)
-    live.release_connection()
+    sidecar = worker.ThreadSidecar()
+    sidecar.TICK_S, sidecar.IDLE_CLOSE_S = 0.01, 0.5
     white, black = make_version(user, "w"), make_version(user, "b")
     name = connection.settings_dict["NAME"]
-    with _server(connection.settings_dict) as server:
-        before = _sessions(server, name)
-        for seed in range(3):
-            m = queued_match(white, black, seed=seed)
-            attempt = services.claim(m.pk, "here@host")
-            assert attempt is not None
-            with live.Recorder(m.pk, attempt) as recorder:
-                recorder(Played(1, "white", "a5", 10, (9990, 10000), "black"))
-                for _ in range(100):
-                    if live.LiveMove.objects.filter(match=m).exists():
-                        break
-                    threading.Event().wait(0.05)
-            assert live.LiveMove.objects.filter(match=m).count() == 1
-            assert _sessions(server, name) == before + 1  # the same one, game after game
-        for _ in range(100):  # idle: it lets go
-            if _sessions(server, name) == before:
-                break
+
+    def wait_for_sessions(n: int) -> None:
+        for _ in range(200):
+            if _sessions(server, name) == n:
+                return
             threading.Event().wait(0.05)
-        assert _sessions(server, name) == before
+        assert _sessions(server, name) == n
+
+    def game(seed: int) -> None:
+        m = queued_match(white, black, seed=seed)
+        attempt = services.claim(m.pk, "here@host")
+        assert attempt is not None
+        moves = live.Moves(m.pk, attempt)
+        with sidecar.attach("match", lambda: services.beat(m.pk, attempt), 0.01, moves) as t:
+            t.note(live.timed(Played(1, "white", "a5", 10, (9990, 10000), "black")))
+            for _ in range(200):
+                if live.LiveMove.objects.filter(match=m).exists():
+                    break
+                threading.Event().wait(0.05)
+            assert not t.cancel.is_set()
+        assert live.LiveMove.objects.filter(match=m).count() == 1
+
+    try:
+        with _server(connection.settings_dict) as server:
+            before = _sessions(server, name)
+            for seed in range(3):
+                game(seed)
+                assert _sessions(server, name) == before + 1  # the same one, game after game
+            wait_for_sessions(before)  # idle: it lets go
+            game(3)
+            sidecar.stop()
+            wait_for_sessions(before)
+    finally:
+        sidecar.stop()
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_heartbeat_thread_lets_go_of_its_session_when_the_last_game_ends(user: Any) -> None:
+def test_the_sidecar_opens_a_new_session_after_the_server_ended_its_own(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     from arena import worker
 
-    m = queued_match(make_version(user, "w"), make_version(user, "b"))
-    attempt = services.claim(m.pk, "here@host")
-    assert attempt is not None
-    name = connection.settings_dict["NAME"]
-    with _server(connection.settings_dict) as server:
-        before = _sessions(server, name)
-        beaten = threading.Event()
+    sidecar = worker.ThreadSidecar()
+    sidecar.TICK_S = 0.01
+    sessions: list[int] = []
+    seen = threading.Condition()
 
-        def beat() -> bool:
-            owned = services.beat(m.pk, attempt)
-            beaten.set()
-            return owned
+    def beat() -> bool:
+        with connection.cursor() as cursor:  # the sidecar thread's own connection
+            cursor.execute("SELECT pg_backend_pid()")
+            pid = cursor.fetchone()[0]
+        with seen:
+            sessions.append(pid)
+            seen.notify_all()
+        return True
 
-        with worker.Heartbeat(beat, 0.02) as hb:
-            assert beaten.wait(30)
-            assert _sessions(server, name) == before + 1
-        assert not hb.cancel.is_set()
-        # Closed before the game's end returned (the server's process takes a moment to go).
-        for _ in range(100):
-            if _sessions(server, name) == before:
-                break
-            threading.Event().wait(0.05)
-        assert _sessions(server, name) == before
+    try:
+        with sidecar.attach("match", beat, 0.01) as tended:
+            with seen:
+                assert seen.wait_for(lambda: sessions, timeout=30)
+            first = sessions[0]
+            with _server(connection.settings_dict) as server:  # as a restart does
+                server.execute("SELECT pg_terminate_backend(%s)", [first])
+            with seen:
+                assert seen.wait_for(lambda: sessions[-1] != first, timeout=30)
+            assert not tended.cancel.is_set()
+    finally:
+        sidecar.stop()
+    assert "match: heartbeat failed" in caplog.text
 
 
 @pytest.mark.django_db(transaction=True)

@@ -18,6 +18,7 @@ from arena.games import live, services
 from arena.games.models import LiveMove, Match
 from arena.referee.game import Played
 from arena.tournaments import services as tournaments
+from arena.worker import ThreadSidecar
 from tests.arena.conftest import make_version
 from tests.arena.test_matches import fake_result, queued_match
 
@@ -42,7 +43,7 @@ def play_some(match: Match, attempt: int, plies: int, *, seed: int = 3) -> list[
     state = engine.State(match.variant)
     for token in match.opening_actions:
         state.play(token)
-    recorder = live.Recorder(match.pk, attempt)
+    moves = live.Moves(match.pk, attempt)
     rnd = random.Random(seed)
     clocks = {"white": 5000, "black": 5000}
     played = []
@@ -60,7 +61,7 @@ def play_some(match: Match, attempt: int, plies: int, *, seed: int = 3) -> list[
             clocks_ms=(clocks["white"], clocks["black"]),
             turn=state.turn.label,
         )
-        recorder(p)
+        moves([live.timed(p)])
         played.append(p)
     return played
 
@@ -193,23 +194,6 @@ def test_a_negative_since_is_refused_by_the_service() -> None:
 
 
 @pytest.mark.django_db
-def test_the_recorder_spares_the_disk_wait_only_while_the_game_is_played(pair: Any) -> None:
-    if connection.vendor != "postgresql":
-        pytest.skip("synchronous_commit is PostgreSQL's")
-
-    def setting() -> str:
-        with connection.cursor() as cursor:
-            cursor.execute("SHOW synchronous_commit")
-            return str(cursor.fetchone()[0])
-
-    m, attempt = running_match(pair)
-    before = setting()
-    with live.Recorder(m.pk, attempt):
-        assert setting() == "off"
-    assert setting() == before != "off"  # the result is written durably
-
-
-@pytest.mark.django_db
 @pytest.mark.parametrize("actions", [1, 40, 1201])
 def test_the_writer_inserts_many_actions_in_few_statements(pair: Any, actions: int) -> None:
     # A save per action held the worker's interpreter lock for most of a millisecond each,
@@ -231,7 +215,7 @@ def test_the_writer_inserts_many_actions_in_few_statements(pair: Any, actions: i
         for ply in range(1, actions + 1)
     ]
     with CaptureQueriesContext(connection) as queries:
-        live.Recorder(m.pk, attempt)._write(played)
+        live.Moves(m.pk, attempt)(played)
     inserts = [q for q in queries if q["sql"].lstrip().upper().startswith("INSERT")]
     # As many rows a statement as the database takes parameters (99 on SQLite, 500 at most).
     assert len(inserts) == -(-actions // live._rows_a_statement())
@@ -251,18 +235,18 @@ def test_the_writer_inserts_many_actions_in_few_statements(pair: Any, actions: i
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_game_over_within_the_interval_costs_the_database_nothing(pair: Any) -> None:
-    # In a worker (no transaction) the first write comes an interval after the game's start:
-    # a game over sooner (the instant bots' games of a check) leaves no row and no statement.
+def test_a_game_over_within_a_tick_costs_the_database_nothing(pair: Any) -> None:
+    # In a worker the sidecar's first turn comes a tick after the game's start: a game over
+    # sooner (the instant bots' games of a check) leaves no row.
     m, attempt = running_match(pair)
-    with live.Recorder(m.pk, attempt, interval=30.0) as recorder:
-        for played in play_some_actions(4):
-            recorder(played)
-        assert recorder._writer is not None and recorder._pending
-    assert recorder._writer._due == []  # its turn is dropped
-    with CaptureQueriesContext(connection) as queries:
-        recorder._flush()  # (had the turn come after the game)
-    assert len(queries) == 0
+    sidecar = ThreadSidecar()
+    sidecar.TICK_S = 30.0
+    try:
+        with sidecar.attach("match", lambda: True, 30.0, live.Moves(m.pk, attempt)) as tended:
+            for played in play_some_actions(4):
+                tended.note(live.timed(played))
+    finally:
+        sidecar.stop()
     assert not LiveMove.objects.filter(match=m).exists()
 
 

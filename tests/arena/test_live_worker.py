@@ -11,6 +11,7 @@ import pytest
 import engine
 from arena.games import live, runner, services
 from arena.games.models import LiveMove, Match, MatchRecord
+from arena.worker import ThreadSidecar
 from tests.arena.conftest import make_version
 from tests.arena.test_matches import queued_match
 
@@ -30,16 +31,16 @@ def test_a_real_game_is_written_action_by_action_while_it_is_played(
 ) -> None:
     m = queued_match(*pair, variant="blitz", opening="e5 f6 g7 d4", time_control="20+0.1")
     seen: list[tuple[LiveMove, Any]] = []
-    write = live.Recorder._write
+    write = live.Moves.__call__
 
-    def watch(recorder: live.Recorder, actions: list[tuple[Any, float]]) -> None:
+    def watch(moves: live.Moves, actions: list[tuple[Any, float]]) -> None:
         # What a watcher polling now is told, every time the worker writes an action.
-        write(recorder, actions)
+        write(moves, actions)
         for played, _ in actions:
-            row = LiveMove.objects.get(match=m, attempt=recorder.attempt, ply=played.ply)
+            row = LiveMove.objects.get(match=m, attempt=moves.attempt, ply=played.ply)
             seen.append((row, live.feed(_reload(m.pk), since=row.ply - 1)))
 
-    monkeypatch.setattr(live.Recorder, "_write", watch)
+    monkeypatch.setattr(live.Moves, "__call__", watch)
     assert services.play(m.pk, worker_name="test") == "finished"
 
     record = engine.Record.parse(MatchRecord.objects.get(match=m).record)
@@ -73,8 +74,8 @@ def test_a_real_game_is_written_action_by_action_while_it_is_played(
 def test_a_worker_writes_the_actions_from_a_thread_while_the_game_goes_on(
     pair: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Outside a transaction (a worker), the game never waits for the database: the recorder's
-    own thread writes each action, on its own connection, while the referee plays on."""
+    """In a worker the game never waits for the database: the process's sidecar writes each
+    action from its own thread, on its own connection, while the referee plays on."""
     m = queued_match(*pair, variant="blitz", opening="e5 f6 g7 d4", time_control="20+0.1")
     attempt = services.claim(m.pk, "test")
     assert attempt is not None
@@ -82,19 +83,20 @@ def test_a_worker_writes_the_actions_from_a_thread_while_the_game_goes_on(
     writers: list[str] = []
     waited: list[bool] = []
 
-    write = live.Recorder._write
+    write = live.Moves.__call__
 
-    def saved(recorder: live.Recorder, actions: list[tuple[Any, float]]) -> None:
-        write(recorder, actions)
+    def saved(moves: live.Moves, actions: list[tuple[Any, float]]) -> None:
+        write(moves, actions)
         writers.append(threading.current_thread().name)
         if any(played.ply == 6 for played, _ in actions):
             written.set()
 
-    monkeypatch.setattr(live.Recorder, "_write", saved)
-    with live.Recorder(m.pk, attempt) as recorder:
+    monkeypatch.setattr(live.Moves, "__call__", saved)
+    sidecar = ThreadSidecar()
+    with sidecar.attach("match", lambda: True, 30.0, live.Moves(m.pk, attempt)) as tended:
 
         def on_played(played: Any) -> None:
-            recorder(played)
+            tended.note(live.timed(played))
             if played.ply == 6:  # hold the game here until the thread has written it
                 waited.append(written.wait(120))
 
@@ -110,8 +112,9 @@ def test_a_worker_writes_the_actions_from_a_thread_while_the_game_goes_on(
             opening="e5 f6 g7 d4",
         )
         result = runner.referee().play(config, on_played=on_played)
+    sidecar.stop()
     assert waited == [True]
-    assert set(writers) == {"live-moves"}
+    assert set(writers) == {"sidecar"}
     rows = list(LiveMove.objects.filter(match=m, attempt=attempt).order_by("ply"))
     actions = [str(a) for a in result.record.actions]
     assert [r.ply for r in rows] == list(range(5, 5 + len(rows))) and len(rows) >= 2
