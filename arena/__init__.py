@@ -1,4 +1,9 @@
-"""The arena: the Django project, the referee and the Celery tasks."""
+"""The arena: the Django project (settings, URLs, the Celery app) and its apps, the referee and
+the statistics.
+
+The Celery app (:mod:`arena.celery`, ``celery -A arena``) is loaded when Django starts
+(``arena.jobs``' ``ready``), not here: the referee and the statistics import without Celery.
+"""
 
 import os
 
@@ -6,8 +11,3 @@ import os
 # the other processes on the same cores (a fit several times slower on a busy machine). Set
 # before anything loads numpy.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
-# The Celery app is loaded with Django so that tasks enqueued by the web process use it.
-from arena.celery import app as celery_app
-
-__all__ = ["celery_app"]

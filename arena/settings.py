@@ -41,9 +41,11 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "arena.local",
+    "arena.jobs",
     "arena.notifications",
     "arena.bots",
     "arena.games",
+    "arena.admission",
     "arena.tournaments",
     "arena.duels",
     "arena.web",
@@ -212,7 +214,7 @@ if CELERY_BROKER_URL.startswith("sqla+"):
     # The SQLAlchemy transport hands its options to SQLAlchemy's create_engine: only SQLite's
     # wait for a lock held by another process (30 s, not 5). It has no visibility timeout: it
     # marks a message delivered when a worker takes it and never delivers it again, even if
-    # that worker dies; the sweeper (arena.games.sweeper) re-sends the work of dead workers.
+    # that worker dies; the sweeper (arena.jobs.claims) re-sends the work of dead workers.
     CELERY_BROKER_TRANSPORT_OPTIONS = {"connect_args": {"timeout": 30}}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
@@ -285,7 +287,7 @@ CHALLENGES_PER_DAY = env_int("ARENA_CHALLENGES_PER_DAY", 5)
 DUEL_TIME_CONTROL = env_str("ARENA_DUEL_TIME_CONTROL", LADDER_TIME_CONTROL)
 
 #: Games a new bot version plays against the built-in random bot before it is rated: at least
-#: this many, and each variant it declares with each colour (arena.games.checks).
+#: this many, and each variant it declares with each colour (arena.admission).
 QUALIFICATION_GAMES = env_int("ARENA_QUALIFICATION_GAMES", 2)
 QUALIFICATION_TIME_CONTROL = env_str("ARENA_QUALIFICATION_TIME_CONTROL", "5+0.1")
 #: Games of the protocol conformance check (arena.referee.checkbot): at least this many, and
@@ -394,7 +396,7 @@ def _every(task: str, seconds: int) -> BeatEntry:
 
 CELERY_BEAT_SCHEDULE: dict[str, BeatEntry] = {
     "ladder": _every("arena.games.tasks.schedule_ladder", LADDER_INTERVAL_S),
-    "sweep": _every("arena.games.tasks.sweep", SWEEP_INTERVAL_S),
+    "sweep": _every("arena.jobs.tasks.sweep", SWEEP_INTERVAL_S),
     "ratings": _every("arena.games.tasks.refresh_ratings", RATING_INTERVAL_S),
 }
 

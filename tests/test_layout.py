@@ -143,10 +143,11 @@ LAYERS: list[tuple[str, ...]] = [
         "arena.replay",
         "arena.sprt",
     ),
-    ("arena.worker", "arena.throttles"),
+    ("arena.jobs", "arena.throttles"),
     ("arena.notifications",),
     ("arena.bots",),
     ("arena.games",),
+    ("arena.admission",),
     ("arena.tournaments", "arena.duels"),
     ("arena.web", "arena.api", "arena.local", "arena.checks", "arena.urls", "arena.wsgi"),
 ]

@@ -42,21 +42,18 @@ class BotVersionAdmin(admin.ModelAdmin):
         "filename",
         "size",
         "uploaded_at",
-        "check_queued_at",
-        "check_started_at",
+        "queued_at",
+        "started_at",
         "heartbeat_at",
         "checked_at",
-        "check_attempts",
+        "attempts",
+        "worker",
         "declared_name",
         "declared_version",
         "command",
         "variants",
     )
     actions = ["recheck"]
-
-    @admin.display(description="checks")
-    def attempts(self, obj: BotVersion) -> int:
-        return obj.check_attempts
 
     @admin.action(description="Check the selected versions again")
     def recheck(self, request: HttpRequest, queryset: QuerySet[BotVersion]) -> None:

@@ -7,13 +7,21 @@ rated on its own. At most one version of a bot is active (plays ladder games) at
 
 from __future__ import annotations
 
+import logging
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.urls import reverse
+from django.utils import timezone
 
 import engine
+from arena.jobs import limits
+from arena.jobs.models import ClaimedWork
 from arena.jsontypes import JSONObject
+from arena.referee.checkbot import plan
+
+log = logging.getLogger(__name__)
 
 #: A bot's name: part of its URLs, so it never changes. The one definition of the rule, for
 #: the model, the forms, the API and the error messages.
@@ -132,8 +140,31 @@ class VersionStatus(models.TextChoices):
     HELD = "held", "waiting for the arena"
 
 
-class BotVersion(models.Model):
+def check_limits() -> tuple[int, int]:
+    """(soft, hard) time limits of a check task: the build, the conformance games and the
+    qualification games at the qualification time control, as many as a bot that declares
+    every variant plays (the task is sent before the upload is unpacked)."""
+    every = list(engine.VARIANTS)
+    check_soft, _ = limits.time_limits(
+        settings.CHECK_TIME_CONTROL, games=len(plan(every, settings.CHECK_GAMES)), builds=1
+    )
+    games_soft, _ = limits.time_limits(
+        settings.QUALIFICATION_TIME_CONTROL,
+        games=len(plan(every, settings.QUALIFICATION_GAMES, each_colour=True)),
+    )
+    soft = check_soft + games_soft
+    return soft, soft + 30
+
+
+class BotVersion(ClaimedWork):
+    """An uploaded program. Its check (:mod:`arena.admission`) is claimed work: the claim's
+    columns (attempts, worker, queued_at, started_at, heartbeat_at) are its check's."""
+
     Status = VersionStatus
+    QUEUED = Status.PENDING
+    RUNNING = Status.CHECKING
+    TASK = "arena.admission.tasks.check_version"
+    NOUN = "check of version"
 
     class Kind(models.TextChoices):
         FILE = "file", "single file"
@@ -151,11 +182,7 @@ class BotVersion(models.Model):
     size = models.PositiveIntegerField()
     uploaded_at = models.DateTimeField(auto_now_add=True)
 
-    # The check (run in a worker): see arena.games.checks.
-    check_attempts = models.PositiveSmallIntegerField(default=0)
-    check_queued_at = models.DateTimeField(null=True, blank=True)
-    check_started_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    #: When its check ended (its verdict, or held for an operator).
     checked_at = models.DateTimeField(null=True, blank=True)
     #: Why the version was rejected, in a sentence.
     reason = models.TextField(blank=True)
@@ -200,6 +227,29 @@ class BotVersion(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("bot", args=[self.bot.name]) + f"#v{self.number}"
+
+    def time_limits(self) -> tuple[int, int]:
+        return check_limits()
+
+    @classmethod
+    def give_up(cls, pk: int, attempt: int, reason: str) -> bool:
+        """HELD for an operator, never rejected (the machine's failure is not the bot's): told
+        in the log and on the admin's versions page; the operator checks it again once the
+        machine is mended (:func:`arena.bots.services.recheck`)."""
+        done = cls.objects.filter(pk=pk, status=VersionStatus.CHECKING, attempts=attempt).update(
+            status=VersionStatus.HELD,
+            checked_at=timezone.now(),
+            reason=f"the arena could not run the check ({attempt} attempts; last: {reason})"[:4000],
+        )
+        if done:
+            log.error(
+                "version %s: its check could not run after %s attempts (last: %s); the version "
+                "is held until an operator checks it again",
+                pk,
+                attempt,
+                reason,
+            )
+        return bool(done)
 
     @property
     def build_failed(self) -> bool:

@@ -1,10 +1,10 @@
-"""Bot state transitions: upload, new version, the check's claim and verdict, edit, withdraw,
-making an older version active again; the built-in bots.
+"""Bot state transitions: upload, new version, edit, withdraw, making an older version active
+again, checking again; the built-in bots.
 
 The web process (views, API, the ``uploadbot`` command) calls :func:`create_bot` and
 :func:`add_version`, which check the upload's size and type, store its bytes by hash and
 create a PENDING version; nothing is unpacked there. A worker runs the check
-(:mod:`arena.games.checks`: unpack safely, the protocol conformance check, a few games
+(:mod:`arena.admission`: unpack safely, the protocol conformance check, a few games
 against the built-in ``random`` bot); then the version is ACTIVE (and the previous one
 RETIRED) or REJECTED with a reason, or, when the machine could not run the check, PENDING
 again and finally HELD for an operator, never rejected.
@@ -29,18 +29,15 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
-from django.db.models import F, Max, ProtectedError, Sum
+from django.db.models import Max, ProtectedError, Sum
 from django.utils import timezone
 
-from arena import throttles, worker
+from arena import throttles
 from arena.bots import store
-from arena.bots.models import NAME_PATTERN, NAME_RULE, Bot, BotVersion, every_variant
+from arena.bots.models import NAME_PATTERN, NAME_RULE, Bot, BotVersion
 from arena.bots.signals import bot_withdrawn, versions_retired
 from arena.bots.unpack import FILE, TARGZ, UploadError, detect_kind, safe_filename
-from arena.jsontypes import JSONObject
-from arena.referee.bots import BotSpec
-from arena.referee.checkbot import plan
-from engine import VARIANTS
+from arena.jobs import claims
 
 log = logging.getLogger(__name__)
 V = BotVersion.Status
@@ -50,18 +47,13 @@ __all__ = [
     "ActivationError",
     "QuotaExceeded",
     "UploadError",
-    "Verdict",
     "activate",
     "add_version",
-    "beat_check",
     "can_manage",
-    "claim_check",
-    "close_check",
     "create_bot",
     "delete_bot",
     "recheck",
     "register_builtin_bots",
-    "requeue_check",
     "storage_quota",
     "storage_used",
     "update_bot",
@@ -259,9 +251,9 @@ def _new_version(bot: Bot, stored: StoredUpload) -> BotVersion:
         kind=stored.kind,
         filename=stored.filename,
         size=stored.size,
-        check_queued_at=timezone.now(),
+        queued_at=timezone.now(),
     )
-    dispatch_check(version.pk)
+    claims.dispatch(version)
     return version
 
 
@@ -314,7 +306,7 @@ class ActivationError(ValueError):
     """A version that cannot be made the active one; the message says why."""
 
 
-def _retire_active(bot_id: int, *, keep: int) -> list[int]:
+def retire_active(bot_id: int, *, keep: int) -> list[int]:
     """ACTIVE -> RETIRED for the bot's active version other than ``keep`` (there is at most
     one); the apps above hear of it through :data:`versions_retired` (the games app cancels
     its ladder matches still waiting). Returns the versions retired."""
@@ -349,7 +341,7 @@ def activate(user: User | AnonymousUser, version: BotVersion) -> BotVersion:
                     f"{current.label} is {current.get_status_display()}: only a version that "
                     "passed its check (a retired one) can be made active"
                 )
-            _retire_active(bot.pk, keep=current.pk)
+            retire_active(bot.pk, keep=current.pk)
             if not BotVersion.objects.filter(pk=current.pk, status=V.RETIRED).update(
                 status=V.ACTIVE
             ):
@@ -376,152 +368,8 @@ def source_filename(version: BotVersion) -> str:
 
 # ----------------------------------------------------------------------------- the check
 #
-# The check itself (unpacking, the protocol check, the qualification games) is run by
-# :mod:`arena.games.checks`; the version's state transitions are here, each an ``UPDATE``
-# guarded by the status and the claim's attempt number.
-
-
-def check_budget() -> tuple[int, int]:
-    """(soft, hard) time limits of a check task: the build, the conformance games and the
-    qualification games at the qualification time control, as many as a bot that declares
-    every variant plays (the task is sent before the upload is unpacked)."""
-    every = list(VARIANTS)
-    check_soft, _ = worker.time_limits(
-        settings.CHECK_TIME_CONTROL, games=len(plan(every, settings.CHECK_GAMES)), builds=1
-    )
-    games_soft, _ = worker.time_limits(
-        settings.QUALIFICATION_TIME_CONTROL,
-        games=len(plan(every, settings.QUALIFICATION_GAMES, each_colour=True)),
-    )
-    soft = check_soft + games_soft
-    return soft, soft + 30
-
-
-def dispatch_check(version_id: int) -> None:
-    """Send the version's check task once the current transaction commits."""
-    soft, hard = check_budget()
-    worker.send_after_commit(worker.CHECK_VERSION, (version_id,), soft=soft, hard=hard)
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """What a check decided: ``accepted`` or not, the lines to show the owner, and the bot as
-    its manifest declared it (None when it could not be unpacked)."""
-
-    accepted: bool
-    lines: list[str]
-    reason: str = ""
-    transcript: JSONObject | None = None
-    stderr_tail: str = ""
-    spec: BotSpec | None = None
-
-
-def claim_check(version_id: int) -> int | None:
-    """PENDING -> CHECKING for this worker. Returns the attempt number, or None when the
-    version is not pending (another worker has it, or it was withdrawn)."""
-    now = timezone.now()
-    with transaction.atomic():
-        if not BotVersion.objects.filter(pk=version_id, status=V.PENDING).update(
-            status=V.CHECKING,
-            check_started_at=now,
-            heartbeat_at=now,
-            check_attempts=F("check_attempts") + 1,
-        ):
-            return None
-        return BotVersion.objects.values_list("check_attempts", flat=True).get(pk=version_id)
-
-
-def beat_check(version_id: int, attempt: int) -> bool:
-    """Write the check's heartbeat; False when this claim no longer owns the check."""
-    return (
-        BotVersion.objects.filter(pk=version_id, status=V.CHECKING, check_attempts=attempt).update(
-            heartbeat_at=timezone.now()
-        )
-        == 1
-    )
-
-
-def requeue_check(version_id: int, attempt: int, reason: str) -> bool:
-    """CHECKING -> PENDING after a failure of the machine (a dead worker, a broken sandbox).
-    True if the check can be sent again.
-
-    Such a failure is never the bot's: once out of attempts the version is HELD, not rejected,
-    and waits for an operator (told in the log and on the admin's versions page), who checks
-    it again once the machine is mended (:func:`recheck`).
-    """
-    checking = BotVersion.objects.filter(pk=version_id, status=V.CHECKING, check_attempts=attempt)
-    if attempt >= settings.MATCH_MAX_ATTEMPTS:
-        if checking.update(
-            status=V.HELD,
-            checked_at=timezone.now(),
-            reason=f"the arena could not run the check ({attempt} attempts; last: {reason})"[:4000],
-        ):
-            log.error(
-                "version %s: its check could not run after %s attempts (last: %s); the version "
-                "is held until an operator checks it again",
-                version_id,
-                attempt,
-                reason,
-            )
-        return False
-    return bool(checking.update(status=V.PENDING, check_queued_at=timezone.now()))
-
-
-class _LostClaim(Exception):
-    pass
-
-
-def close_check(version_id: int, attempt: int, verdict: Verdict) -> BotVersion | None:
-    """CHECKING -> ACTIVE (retiring the bot's previous active version; RETIRED if the bot was
-    withdrawn meanwhile) or REJECTED, guarded by the claim. Returns the version as it was
-    before, or None when the claim was lost (nothing is written then).
-
-    Call it inside the transaction that also stores what the check played, so that both or
-    neither are written.
-    """
-    spec = verdict.spec
-    declared = {
-        "declared_name": (spec.name if spec else "")[:64],
-        "declared_version": (spec.version if spec else "")[:64],
-        "command": (" ".join(spec.command) if spec else "")[:500],
-        "variants": ",".join(spec.variants) if spec else every_variant(),
-    }
-    now = timezone.now()
-    try:
-        with transaction.atomic():
-            mine = BotVersion.objects.filter(
-                pk=version_id, status=V.CHECKING, check_attempts=attempt
-            )
-            version = mine.select_related("bot").first()
-            if version is None:
-                return None
-            if not verdict.accepted:
-                mine.update(
-                    status=V.REJECTED,
-                    checked_at=now,
-                    reason=verdict.reason[:4000],
-                    report=verdict.lines,
-                    transcript=verdict.transcript,
-                    stderr_tail=verdict.stderr_tail[-8000:],
-                    **declared,
-                )
-                return version
-            withdrawn = version.bot.status != Bot.Status.ACTIVE
-            if not withdrawn:
-                _retire_active(version.bot_id, keep=version_id)
-            if not mine.update(
-                status=V.RETIRED if withdrawn else V.ACTIVE,
-                checked_at=now,
-                reason="",
-                report=verdict.lines,
-                transcript=None,
-                stderr_tail="",
-                **declared,
-            ):
-                raise _LostClaim()
-            return version
-    except _LostClaim:
-        return None
+# The check itself (unpacking, the protocol check, the qualification games) and its verdict
+# are :mod:`arena.admission`'s; its claim is :mod:`arena.jobs.claims`'.
 
 
 def recheck(version_ids: Iterable[int]) -> int:
@@ -531,9 +379,9 @@ def recheck(version_ids: Iterable[int]) -> int:
     for pk in version_ids:
         with transaction.atomic():
             if BotVersion.objects.filter(pk=pk, status__in=[V.REJECTED, V.HELD]).update(
-                status=V.PENDING, check_queued_at=timezone.now(), check_attempts=0, reason=""
+                status=V.PENDING, queued_at=timezone.now(), attempts=0, reason=""
             ):
-                dispatch_check(pk)
+                claims.dispatch(BotVersion.objects.get(pk=pk))
                 n += 1
     return n
 

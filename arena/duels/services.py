@@ -28,13 +28,14 @@ from django.db import transaction
 from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
-from arena import sprt, throttles, worker
+from arena import sprt, throttles
 from arena.bots import services as bots
 from arena.bots.models import Bot, BotVersion
 from arena.duels.models import Duel, DuelPair
 from arena.duels.signals import duel_finished
 from arena.games.models import Match, Variant
 from arena.games.services import create_pair, queue_pending
+from arena.jobs.limits import match_time_control
 from arena.jsontypes import JSONObject
 from arena.notifications.models import Event
 from arena.notifications.services import notify
@@ -80,10 +81,10 @@ def challenges_left(user: User | AnonymousUser) -> int:
 
 
 def check_time_control(text: str) -> str:
-    """The time control, normalised (:func:`arena.worker.match_time_control`); a
+    """The time control, normalised (:func:`arena.jobs.limits.match_time_control`); a
     :class:`DuelError` says why not."""
     try:
-        return worker.match_time_control(text)
+        return match_time_control(text)
     except ValueError as e:
         raise DuelError(str(e)) from None
 

@@ -20,6 +20,7 @@ from django.utils import timezone
 from arena.bots.models import Bot, BotVersion, playing
 from arena.games import failures, services
 from arena.games.models import Match, PairStats, Rating
+from arena.jobs import claims
 
 S = Match.Status
 _IN_FLIGHT = (S.QUEUED, S.RUNNING)
@@ -113,7 +114,7 @@ def schedule_variant(
                 queued_at=timezone.now(),
                 time_control=tc,
             ):
-                services.dispatch(m.pk, tc)
+                claims.dispatch(m)
                 colours[m.white_id, m.black_id] += 1
                 created.append(m)
             busy[a] += 2

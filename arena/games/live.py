@@ -3,10 +3,10 @@ page polls.
 
 Each action a bot plays becomes a :class:`~arena.games.models.LiveMove` row (the action, its
 think time, both clocks): the referee reports it (``on_played``) to the worker's sidecar
-(:mod:`arena.worker`), which writes it with :class:`Moves` within a tick, so that the game never
-waits for the database. The rows of a claim are its own (``attempt``): a new claim of the match
-starts afresh, and :func:`clear` deletes them when the match closes (its record then holds the
-game).
+(:mod:`arena.jobs.sidecar`), which writes it with :class:`Moves` within a tick, so that the
+game never waits for the database. The rows of a claim are its own (``attempt``): a new claim
+of the match starts afresh, and they are deleted when the match closes (its record then holds
+the game).
 
 :func:`feed` is what ``/matches/<id>/live.json?since=N`` answers: the frames of the replay
 widget after ply ``N`` (:func:`arena.replay.replay_frames`), the clocks, and whether the game
@@ -33,7 +33,7 @@ __all__ = ["Clocks", "Feed", "GameData", "Moves", "Side", "clear", "feed", "time
 
 class Moves:
     """Writes the actions of one claim of a match, as a sidecar publishes them (a list of
-    ``(Played, unix time)``; see :func:`arena.worker.Tended.note`): one ``INSERT`` for as many
+    ``(Played, unix time)``; see :meth:`arena.jobs.sidecar.Tended.note`): one ``INSERT`` for as many
     actions as the database takes. The rows an earlier claim of the match left go first."""
 
     def __init__(self, match_id: int, attempt: int) -> None:

@@ -24,7 +24,11 @@ from django.utils import timezone
 
 import engine
 from arena.bots.models import BotVersion
+from arena.games.signals import match_closed
+from arena.jobs import limits
+from arena.jobs.models import ClaimedWork
 from arena.jsontypes import JSONObject
+from arena.referee.outcomes import Failure
 
 if TYPE_CHECKING:
 
@@ -40,7 +44,7 @@ else:
     )
 
 
-class Match(models.Model):
+class Match(ClaimedWork):
     class Status(models.TextChoices):
         PENDING = "pending", "pending"
         QUEUED = "queued", "queued"
@@ -48,6 +52,11 @@ class Match(models.Model):
         FINISHED = "finished", "finished"
         ABORTED = "aborted", "aborted"
         CANCELLED = "cancelled", "cancelled"
+
+    QUEUED = Status.QUEUED
+    RUNNING = Status.RUNNING
+    TASK = "arena.games.tasks.play_match"
+    NOUN = "match"
 
     class Kind(models.TextChoices):
         LADDER = "ladder", "ladder"
@@ -98,13 +107,7 @@ class Match(models.Model):
     plies = models.PositiveIntegerField(default=0)
     duration_s = models.FloatField(null=True, blank=True)
 
-    #: How many times a worker claimed it (the claim that may finish it is the latest).
-    attempts = models.PositiveSmallIntegerField(default=0)
-    worker = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
-    queued_at = models.DateTimeField(null=True, blank=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -156,6 +159,27 @@ class Match(models.Model):
     def get_absolute_url(self) -> str:
         return reverse("match", args=[self.pk])
 
+    def time_limits(self) -> tuple[int, int]:
+        """Its task's limits: its game's budget, and the builds of both bots."""
+        return limits.time_limits(self.time_control, builds=2)
+
+    @classmethod
+    def released(cls, reason: str) -> dict[str, object]:
+        return {"reason": reason[:4000]}
+
+    @classmethod
+    def give_up(cls, pk: int, attempt: int, reason: str) -> bool:
+        """ABORTED (not counted) after the machine failed under its last allowed claim."""
+        done = cls.objects.filter(pk=pk, status=cls.Status.RUNNING, attempts=attempt).update(
+            status=cls.Status.ABORTED,
+            reason=f"gave up after {attempt} attempts; last: {reason}"[:4000],
+            termination=Failure.ABORTED.value,
+            finished_at=timezone.now(),
+        )
+        if done:
+            closed(pk)
+        return bool(done)
+
     @property
     def opening_actions(self) -> list[str]:
         """The opening's actions, in order (none: the game starts from the empty board)."""
@@ -173,6 +197,15 @@ class Match(models.Model):
     @property
     def is_over(self) -> bool:
         return self.status in (self.Status.FINISHED, self.Status.ABORTED, self.Status.CANCELLED)
+
+
+def closed(match_id: int) -> None:
+    """Announce that a match is closed (finished, aborted or given up), inside the transaction
+    that closed it: the tournaments and duels release their next games
+    (:mod:`arena.tournaments.receivers`). Its live moves go: its record holds the game now."""
+    LiveMove.objects.filter(match_id=match_id).delete()
+    tournament_id = Match.objects.values_list("tournament_id", flat=True).get(pk=match_id)
+    match_closed.send(sender=Match, match_id=match_id, tournament_id=tournament_id)
 
 
 class MatchRecord(models.Model):

@@ -2,7 +2,7 @@
 
 Plain glue between the models and :mod:`arena.referee`; the state transitions stay in
 :mod:`arena.games.services` and :mod:`arena.bots.services`, the failure policy, time limits
-and heartbeats in :mod:`arena.worker`.
+and heartbeats in :mod:`arena.jobs`.
 
 The worker's caches of unpacked and built bots (``BOT_CACHE_DIR``, ``BOT_BUILD_DIR``) are
 evicted here (:func:`bots_in_use`, :mod:`arena.referee.cachedir`): a game or a check runs
@@ -25,15 +25,16 @@ from pathlib import Path
 
 from django.conf import settings
 
-from arena import worker
 from arena.bots import store
 from arena.bots.models import BotVersion
 from arena.bots.unpack import Limits, cache_key, ensure_unpacked
+from arena.jobs.limits import MOVE_OVERHEAD_MS
+from arena.jobs.policy import InfrastructureError
 from arena.referee import cachedir
 from arena.referee.bots import BotSpec
 from arena.referee.build import Builder, BuildFailed, BuildLimits, Built
 from arena.referee.match import GameConfig, Referee, TimeControl, sandbox_settings
-from arena.referee.sandbox import Sandbox, SandboxSettings, reap
+from arena.referee.sandbox import Sandbox
 
 log = logging.getLogger(__name__)
 
@@ -54,15 +55,8 @@ def referee() -> Referee:
         sandbox,
         startup_timeout_s=settings.BOT_STARTUP_SECONDS,
         end_grace_s=settings.BOT_EXIT_SECONDS,
-        move_overhead_ms=worker.MOVE_OVERHEAD_MS,
+        move_overhead_ms=MOVE_OVERHEAD_MS,
     )
-
-
-def reap_leftovers() -> None:
-    """Remove the bots and sandbox state that dead workers left on this host (see
-    :func:`arena.referee.sandbox.reap`): a worker does it when it starts, the sweeper on each
-    run. The slots of live workers are left alone."""
-    reap(SandboxSettings(state_dir=str(settings.SANDBOX_STATE_DIR)))
 
 
 def build_limits() -> BuildLimits:
@@ -183,13 +177,13 @@ def load_spec(version: BotVersion) -> BotSpec:
 
     A version plays only after its check built it; a build that fails later, on this worker,
     is the machine's failure (too busy, or a toolchain missing), never the bot's: it raises
-    :class:`~arena.worker.InfrastructureError`. Otherwise as :func:`unpack_spec`.
+    :class:`~arena.jobs.policy.InfrastructureError`. Otherwise as :func:`unpack_spec`.
     """
     spec = unpack_spec(version)
     try:
         return build(spec).spec
     except BuildFailed as e:
-        raise worker.InfrastructureError(
+        raise InfrastructureError(
             f"version {version.pk} passed its check but its build failed here: {e.reason}"
         ) from e
 

@@ -1,9 +1,11 @@
-"""Match state transitions: queue, claim, heartbeat, finish, release, abort, sweep; the ladder.
+"""Match state transitions: queue, play, finish, abort, play again; qualification games.
 
-Every change of a match's status happens here, as an ``UPDATE`` guarded by the status it
-expects (and, for a running match, by the claim's attempt number), so that two workers, the
-sweeper and a tournament organiser can act at once without a result being lost or counted
-twice. Views, tasks and management commands call these functions; tasks are thin wrappers.
+A match is claimed work (:class:`~arena.jobs.models.ClaimedWork`): its claim, heartbeat,
+release and sweep are :mod:`arena.jobs.claims`'. Every other change of its status happens
+here, as an ``UPDATE`` guarded by the status it expects (and, for a running match, by the
+claim's attempt number), so that two workers, the sweeper and a tournament organiser can act
+at once without a result being lost or counted twice. Views, tasks and management commands
+call these functions; tasks are thin wrappers.
 """
 
 from __future__ import annotations
@@ -18,12 +20,12 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from arena import worker
 from arena.bots.models import BotVersion
 from arena.bots.unpack import UnpackError
 from arena.games import failures, live, runner
-from arena.games.models import Match, MatchRecord, PairStats, RatingState
-from arena.games.signals import match_closed
+from arena.games.models import Match, MatchRecord, PairStats, RatingState, closed
+from arena.jobs import claims, policy
+from arena.jobs.sidecar import INLINE, Sidecar
 from arena.referee.openings import opening
 from arena.referee.outcomes import Failure
 
@@ -38,16 +40,6 @@ RESULT_FIELD = {"white": "wins", "draw": "draws", "black": "losses"}
 
 
 # ----------------------------------------------------------------------------- queueing
-
-
-def dispatch(match_id: int, time_control: str) -> None:
-    """Send the match's task once the current transaction has committed.
-
-    The task's soft time limit is the match's budget, its hard limit a little above. If the
-    broker cannot be reached the error is logged and the sweeper sends the task again later.
-    """
-    soft, hard = worker.time_limits(time_control, builds=2)
-    worker.send_after_commit(worker.PLAY_MATCH, (match_id,), soft=soft, hard=hard)
 
 
 def opening_for(variant: str, seed: int) -> str:
@@ -75,11 +67,9 @@ def queue_pending(match_ids: Iterable[int]) -> int:
     """PENDING -> QUEUED for these matches (those still pending); returns how many."""
     now = timezone.now()
     queued = 0
-    for pk, tc in Match.objects.filter(pk__in=list(match_ids), status=S.PENDING).values_list(
-        "pk", "time_control"
-    ):
-        if Match.objects.filter(pk=pk, status=S.PENDING).update(status=S.QUEUED, queued_at=now):
-            dispatch(pk, tc)
+    for m in Match.objects.filter(pk__in=list(match_ids), status=S.PENDING).only("time_control"):
+        if Match.objects.filter(pk=m.pk, status=S.PENDING).update(status=S.QUEUED, queued_at=now):
+            claims.dispatch(m)
             queued += 1
     return queued
 
@@ -87,50 +77,13 @@ def queue_pending(match_ids: Iterable[int]) -> int:
 # ----------------------------------------------------------------------------- the worker side
 
 
-def claim(match_id: int, worker: str = "", *, seen_attempts: int | None = None) -> int | None:
-    """Take a queued match for this worker: QUEUED -> RUNNING. Returns the attempt number,
-    or None when the match is not queued (another worker has it, or it was cancelled).
-
-    One guarded ``UPDATE``: of two workers claiming at once, exactly one changes the row.
-    ``seen_attempts`` is the match's attempt count as the caller read it (saves a query).
-    """
-    seen = seen_attempts
-    if seen is None:
-        seen = (
-            Match.objects.filter(pk=match_id, status=S.QUEUED)
-            .values_list("attempts", flat=True)
-            .first()
-        )
-        if seen is None:
-            return None
-    now = timezone.now()
-    taken = Match.objects.filter(pk=match_id, status=S.QUEUED, attempts=seen).update(
-        status=S.RUNNING,
-        started_at=now,
-        heartbeat_at=now,
-        worker=worker[:200],
-        attempts=seen + 1,
-    )
-    return seen + 1 if taken else None
-
-
-def beat(match_id: int, attempt: int) -> bool:
-    """Write the heartbeat; False when this claim no longer owns the match."""
-    return (
-        Match.objects.filter(pk=match_id, status=S.RUNNING, attempts=attempt).update(
-            heartbeat_at=timezone.now()
-        )
-        == 1
-    )
-
-
-def play(match_id: int, worker_name: str = "", sidecar: worker.Sidecar = worker.INLINE) -> str:
+def play(match_id: int, worker_name: str = "", sidecar: Sidecar = INLINE) -> str:
     """Claim, play and finish a match (what the ``play_match`` task does, with the worker
     process's sidecar): the result is committed before this returns.
 
     ``sidecar`` beats the claim and publishes the moves while the game is played and its
-    result written. Returns what happened. When the machine fails (see :mod:`arena.worker`),
-    the match goes back to the queue and :class:`~arena.worker.InfrastructureError` is raised
+    result written. Returns what happened. When the machine fails (see :mod:`arena.jobs.policy`),
+    the match goes back to the queue and :class:`~arena.jobs.policy.InfrastructureError` is raised
     (the task then retries); nothing is counted against the bots.
     """
     # Not .first(): its ORDER BY costs more to compile than the query takes to run.
@@ -142,19 +95,21 @@ def play(match_id: int, worker_name: str = "", sidecar: worker.Sidecar = worker.
         ),
         None,
     )
-    attempt = claim(match_id, worker_name, seen_attempts=match.attempts) if match else None
+    attempt = (
+        claims.claim(Match, match_id, worker_name, seen_attempts=match.attempts) if match else None
+    )
     if match is None or attempt is None:
         return "not queued"
 
     def give_back(reason: str) -> None:
-        release(match_id, attempt, f"infrastructure failure: {reason}")
+        claims.release(Match, match_id, attempt, f"infrastructure failure: {reason}")
 
     with (
-        worker.claimed(give_back, f"match {match_id}"),
+        policy.claimed(give_back, f"match {match_id}"),
         runner.bots_in_use(),
         sidecar.attach(
             f"match {match_id}",
-            lambda: beat(match_id, attempt),
+            lambda: claims.beat(Match, match_id, attempt),
             settings.MATCH_HEARTBEAT_S,
             live.Moves(match_id, attempt),
         ) as tended,
@@ -191,7 +146,7 @@ def play(match_id: int, worker_name: str = "", sidecar: worker.Sidecar = worker.
 def keep_result(match_id: int, attempt: int, result: GameResult, match: Match) -> str:
     """Write a played game's result (:func:`finish`, retried while the database is briefly
     away); a claim that was lost meanwhile writes nothing and clears its live moves."""
-    if worker.retrying(lambda: finish(match_id, attempt, result, match=match)):
+    if policy.retrying(lambda: finish(match_id, attempt, result, match=match)):
         return "aborted" if result.aborted else "finished"
     live.clear(match_id, attempt)
     return "lost its claim"
@@ -241,7 +196,7 @@ def finish(match_id: int, attempt: int, result: GameResult, *, match: Match | No
         )
         if not result.aborted and m.rated:
             count_result(m.variant, m.white_id, m.black_id, result.outcome.result.value)
-        _closed(match_id, m.tournament_id)
+        closed(match_id)
         if not result.aborted:
             _watch_failures(m.variant, m.white_id, m.black_id, result.fault or "")
     return True
@@ -287,26 +242,6 @@ def count_result(variant: str, white_id: int, black_id: int, result: str) -> Non
             state.update(results=F("results") + 1)
 
 
-def release(match_id: int, attempt: int, reason: str) -> bool:
-    """RUNNING -> QUEUED after a failure of the machine (ABORTED, not counted, once out of
-    attempts). True if the caller should send the task again (a retry, the sweeper)."""
-    now = timezone.now()
-    with transaction.atomic():
-        running = Match.objects.filter(pk=match_id, status=S.RUNNING, attempts=attempt)
-        if attempt >= settings.MATCH_MAX_ATTEMPTS:
-            gave_up = running.update(
-                status=S.ABORTED,
-                reason=f"gave up after {attempt} attempts; last: {reason}"[:4000],
-                termination=Failure.ABORTED.value,
-                finished_at=now,
-            )
-            if gave_up:
-                _closed(match_id, _tournament_of(match_id))
-            return False
-        # The caller sends the task again (a retry, or the sweeper's dispatch).
-        return bool(running.update(status=S.QUEUED, queued_at=now, worker="", reason=reason[:4000]))
-
-
 def abort(match_id: int, attempt: int, reason: str) -> bool:
     """RUNNING -> ABORTED: the match will not be played (its result would mean nothing)."""
     with transaction.atomic():
@@ -317,7 +252,7 @@ def abort(match_id: int, attempt: int, reason: str) -> bool:
             finished_at=timezone.now(),
         )
         if done:
-            _closed(match_id, _tournament_of(match_id))
+            closed(match_id)
     return bool(done)
 
 
@@ -346,18 +281,6 @@ def replay(match_ids: Iterable[int]) -> int:
         )
         MatchRecord.objects.filter(match_id__in=ids, match__status=S.PENDING).delete()
     return n
-
-
-def _tournament_of(match_id: int) -> int | None:
-    return Match.objects.values_list("tournament_id", flat=True).get(pk=match_id)
-
-
-def _closed(match_id: int, tournament_id: int | None) -> None:
-    """Announce that a match is closed (finished or aborted), inside that transaction: the
-    tournaments app releases the next games (:mod:`arena.tournaments.receivers`). Its live
-    moves go: its record holds the game now."""
-    live.clear(match_id)
-    match_closed.send(sender=Match, match_id=match_id, tournament_id=tournament_id)
 
 
 # ----------------------------------------------------------------------------- qualification

@@ -20,7 +20,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from arena import worker
+from arena.jobs import claims
 from arena.jsontypes import JSONObject
 from arena.notifications import webhook
 from arena.notifications.models import (
@@ -107,7 +107,7 @@ def notify(
         for channel, target in targets:
             d = Delivery.objects.create(notification=n, channel=channel, target=target)
             soft = settings.NOTIFY_TASK_SECONDS
-            worker.send_after_commit(DELIVER, (d.pk,), soft=soft, hard=soft + 10)
+            claims.send_after_commit(DELIVER, (d.pk,), soft=soft, hard=soft + 10)
     return n
 
 

@@ -25,11 +25,12 @@ from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
-from arena import throttles, worker
+from arena import throttles
 from arena.bots.models import Bot, BotVersion
 from arena.games import downloads, privacy
 from arena.games.models import Match, MatchRecord, Variant
 from arena.games.services import opening_for, queue_pending, replay
+from arena.jobs.limits import match_time_control
 from arena.notifications.models import Event
 from arena.notifications.services import notify
 from arena.referee.schedule import TournamentError, leg_seeds, round_robin
@@ -60,10 +61,10 @@ def can_control(user: User | AnonymousUser, tournament: Tournament) -> bool:
 
 
 def check_time_control(text: str) -> str:
-    """The time control, normalised (:func:`arena.worker.match_time_control`); a
+    """The time control, normalised (:func:`arena.jobs.limits.match_time_control`); a
     :class:`TournamentError` says why not."""
     try:
-        return worker.match_time_control(text)
+        return match_time_control(text)
     except ValueError as e:
         raise TournamentError(str(e)) from None
 

@@ -27,10 +27,10 @@ from typing import Any
 import pytest
 from django.conf import settings as django_settings
 
-from arena import celery_app
 from arena.bots import services as bot_services
 from arena.bots import store
 from arena.bots.models import Bot, BotVersion
+from arena.celery import app as celery_app
 
 ROOT = Path(__file__).resolve().parents[2]
 BOTS = ROOT / "bots"

@@ -35,6 +35,7 @@ from arena.duels.models import Duel
 from arena.games import ratings
 from arena.games import services as games
 from arena.games.models import Match
+from arena.jobs import claims
 from arena.tournaments import services as tournaments
 from arena.tournaments.models import Entry, Tournament
 from arena.wsgi import application
@@ -124,9 +125,9 @@ def arena(user: Any, other_user: Any, anchor: BotVersion) -> Arena:
     Bot.objects.filter(pk=gone.bot_id).update(status=Bot.Status.WITHDRAWN)
     beta = make_version(other_user, "beta")
     finished = queued_match(alpha, anchor)
-    games.finish(finished.pk, games.claim(finished.pk), fake_result())
+    games.finish(finished.pk, claims.claim(Match, finished.pk), fake_result())
     aborted = queued_match(beta, anchor)
-    games.finish(aborted.pk, games.claim(aborted.pk), fake_result(aborted=True))
+    games.finish(aborted.pk, claims.claim(Match, aborted.pk), fake_result(aborted=True))
     waiting = queued_match(anchor, beta, variant="blitz")
     ratings.refresh("yinsh")
     bots = list(Bot.objects.filter(name__in=["alpha", "beta", "random"]))
@@ -134,7 +135,7 @@ def arena(user: Any, other_user: Any, anchor: BotVersion) -> Arena:
         user, name="Cup", variant="yinsh", time_control="5+0.1", games_per_pair=1, bots=bots
     )
     first = mine.matches.filter(status=Match.Status.QUEUED).first()
-    games.finish(first.pk, games.claim(first.pk), fake_result())
+    games.finish(first.pk, claims.claim(Match, first.pk), fake_result())
     theirs = tournaments.create(
         other_user,
         name="Open",

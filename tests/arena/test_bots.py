@@ -14,12 +14,14 @@ import pytest
 from django.core.exceptions import PermissionDenied
 
 import engine
+from arena.admission import services as admission
 from arena.bots import services, store
 from arena.bots.models import Bot, BotVersion
 from arena.bots.unpack import UploadError
-from arena.games import checks, ladder, sweeper
+from arena.games import ladder
 from arena.games import services as services_games
 from arena.games.models import Match, MatchRecord, PairStats
+from arena.jobs import claims
 from arena.referee.errors import InfrastructureError
 from arena.referee.sandbox import Sandbox, SandboxUnavailable
 from tests.arena.conftest import (
@@ -179,7 +181,7 @@ def qualification_games(v: BotVersion) -> set[tuple[str, str]]:
 def test_a_good_bot_passes_its_check_and_is_rated(user: Any, anchor: Any, settings: Any) -> None:
     settings.QUALIFICATION_GAMES = 2
     v = submit(user, "copycat", zipped_folder(BOTS / "greedy"), "copycat.zip")
-    assert checks.check_version(v.pk) == "active"
+    assert admission.check_version(v.pk) == "active"
     v.refresh_from_db()
     assert v.status == V.ACTIVE and v.checked_at is not None
     assert v.report[-1].startswith("passed") and any("qualification game 2" in x for x in v.report)
@@ -193,7 +195,7 @@ def test_a_good_bot_passes_its_check_and_is_rated(user: Any, anchor: Any, settin
     assert all(m.status == Match.Status.FINISHED for m in games)
     assert MatchRecord.objects.filter(match__in=games).count() == games.count()
     assert sum(p.games for p in PairStats.objects.all()) == games.count()
-    assert checks.check_version(v.pk) == "not pending"
+    assert admission.check_version(v.pk) == "not pending"
 
 
 @pytest.mark.django_db
@@ -204,7 +206,7 @@ def test_a_bot_is_checked_and_qualified_in_the_variants_it_declares(
     settings.LADDER_VARIANTS = ["yangsh", "yangsh7"]
     settings.QUALIFICATION_GAMES = 1
     v = submit(user, "two", packed(TEST_BOTS / "honest" / "yinsh_and_blitz"), "two.tar.gz")
-    assert checks.check_version(v.pk) == "active"
+    assert admission.check_version(v.pk) == "active"
     v.refresh_from_db()
     assert v.variants == "yinsh,blitz" and v.plays("blitz") and not v.plays("yangsh")
     assert any(line.startswith("ok    game 1 (yinsh,") for line in v.report)
@@ -224,7 +226,7 @@ def test_a_bot_that_cannot_play_a_variant_it_declares_is_rejected(
     files: dict[str, bytes | str] = {p.name: p.read_bytes() for p in folder.iterdir()}
     files["bot.toml"] = (folder / "bot.toml").read_text().replace("variants =", "# variants =")
     v = submit(user, "boaster", zipped(files), "boaster.zip")
-    assert checks.check_version(v.pk) == "rejected"
+    assert admission.check_version(v.pk) == "rejected"
     v.refresh_from_db()
     assert v.status == V.REJECTED and v.variant_names == list(engine.VARIANTS)
     assert v.reason.startswith("the protocol check failed: game 3 (yangsh, boaster v1 as white")
@@ -240,7 +242,7 @@ def test_a_bot_that_crashes_is_rejected_with_its_transcript_and_stderr(
     user: Any, settings: Any
 ) -> None:
     v = submit(user, "quitter", packed(TEST_BOTS / "protocol" / "exits_midgame"), "q.tar.gz")
-    assert checks.check_version(v.pk) == "rejected"
+    assert admission.check_version(v.pk) == "rejected"
     v.refresh_from_db()
     assert v.status == V.REJECTED
     assert "protocol check failed" in v.reason and "exited" in v.reason
@@ -271,7 +273,7 @@ def test_a_bot_built_from_source_passes_its_check_and_plays(
     settings.QUALIFICATION_GAMES = 2
     folder = c_bot(tmp_path).folder
     v = submit(user, "compiled", zipped_folder(folder), "compiled.zip")
-    assert checks.check_version(v.pk) == "active"
+    assert admission.check_version(v.pk) == "active"
     v.refresh_from_db()
     assert "build: cc -O2 -o bot main.c && echo compiled it" in v.report
     assert any(line.startswith("build: done in") for line in v.report)
@@ -291,7 +293,7 @@ def test_a_failed_build_rejects_the_version_with_its_output_for_its_owner_only(
         "echo 'main.c:3:5: error: expected ; before return' >&2; exit 1",
     ).folder
     v = submit(user, "broken", zipped_folder(folder), "broken.zip")
-    assert checks.check_version(v.pk) == "rejected"
+    assert admission.check_version(v.pk) == "rejected"
     v.refresh_from_db()
     assert v.reason == "the build failed: the build command failed (exit code 1)"
     assert v.build_failed and "expected ; before return" in v.stderr_tail
@@ -308,7 +310,7 @@ def test_a_failed_build_rejects_the_version_with_its_output_for_its_owner_only(
 @pytest.mark.django_db
 def test_an_illegal_mover_is_rejected(user: Any) -> None:
     v = submit(user, "cheater", packed(TEST_BOTS / "protocol" / "illegal_move"), "c.tar.gz")
-    assert checks.check_version(v.pk) == "rejected"
+    assert admission.check_version(v.pk) == "rejected"
     v.refresh_from_db()
     assert "not legal" in v.reason
 
@@ -319,7 +321,7 @@ def test_an_archive_with_path_traversal_is_rejected_and_writes_nothing_outside(
 ) -> None:
     data = zipped({"bot.toml": b'name="x"\ncommand="python3 main.py"\n', "../../pwned": b"x"})
     v = submit(user, "sneaky", data, "s.zip")
-    assert checks.check_version(v.pk) == "rejected"
+    assert admission.check_version(v.pk) == "rejected"
     v.refresh_from_db()
     assert "path traversal" in v.reason
     cache = settings.BOT_CACHE_DIR
@@ -329,7 +331,7 @@ def test_an_archive_with_path_traversal_is_rejected_and_writes_nothing_outside(
 @pytest.mark.django_db
 def test_an_archive_without_a_manifest_is_rejected(user: Any) -> None:
     v = submit(user, "nameless", zipped({"main.py": b"print()\n"}), "n.zip")
-    checks.check_version(v.pk)
+    admission.check_version(v.pk)
     v.refresh_from_db()
     assert v.status == V.REJECTED and "no bot.toml" in v.reason
 
@@ -341,7 +343,7 @@ def test_a_new_version_retires_the_old_one_when_it_passes(
     settings.QUALIFICATION_GAMES = 1
     old = make_version(user, "evolving")
     new = services.add_version(user, old.bot, upload(zipped_folder(BOTS / "random"), "r.zip"))
-    checks.check_version(new.pk)
+    admission.check_version(new.pk)
     old.refresh_from_db()
     new.refresh_from_db()
     assert (old.status, new.status) == (V.RETIRED, V.ACTIVE)
@@ -357,11 +359,11 @@ def test_a_new_version_that_drops_a_variant_keeps_its_old_games_and_leaves_that_
     yangsh = ladder.schedule_variant("yangsh", rng=random.Random(1), depth=3)
     assert old.pk in {p for m in yangsh for p in (m.white_id, m.black_id)}
     for m in yangsh:
-        services_games.finish(m.pk, services_games.claim(m.pk), fake_result("yangsh", "draw"))
+        services_games.finish(m.pk, claims.claim(Match, m.pk), fake_result("yangsh", "draw"))
     new = services.add_version(
         user, old.bot, upload(packed(TEST_BOTS / "honest" / "yinsh_and_blitz"), "v2.tar.gz")
     )
-    assert checks.check_version(new.pk) == "active"
+    assert admission.check_version(new.pk) == "active"
     new.refresh_from_db()
     assert new.variant_names == ["yinsh", "blitz"]
     # The old version's games stay, counted.
@@ -385,7 +387,7 @@ def test_a_rejected_new_version_leaves_the_old_one_active(user: Any) -> None:
     bad = services.add_version(
         user, old.bot, upload(packed(TEST_BOTS / "protocol" / "illegal_move"), "b.tar.gz")
     )
-    checks.check_version(bad.pk)
+    admission.check_version(bad.pk)
     old.refresh_from_db()
     bad.refresh_from_db()
     assert (old.status, bad.status) == (V.ACTIVE, V.REJECTED)
@@ -401,11 +403,11 @@ def test_the_sweeper_requeues_a_check_whose_worker_died(
 
     v = submit(user, "slowpoke", zipped_folder(BOTS / "random"), "r.zip")
     BotVersion.objects.filter(pk=v.pk).update(
-        status=V.CHECKING, check_attempts=1, heartbeat_at=timezone.now() - timedelta(hours=1)
+        status=V.CHECKING, attempts=1, heartbeat_at=timezone.now() - timedelta(hours=1)
     )
     with django_capture_on_commit_callbacks() as sent:
-        report = sweeper.sweep()
-    assert report.checks_requeued == [v.pk]
+        report = claims.sweep()
+    assert report["bots.botversion"].requeued == [v.pk]
     assert BotVersion.objects.get(pk=v.pk).status == V.PENDING
     assert len(sent) == 1
 
@@ -428,20 +430,20 @@ def test_a_check_the_machine_cannot_run_waits_and_is_never_a_rejection(
     v = submit(user, "patient", zipped_folder(BOTS / "random"), "p.zip")
     _sandbox_breaks(monkeypatch)
     with pytest.raises(InfrastructureError):
-        checks.check_version(v.pk)
+        admission.check_version(v.pk)
     v.refresh_from_db()
-    assert v.status == V.PENDING and v.check_attempts == 1  # queued again
+    assert v.status == V.PENDING and v.attempts == 1  # queued again
     with pytest.raises(InfrastructureError):
-        checks.check_version(v.pk)
+        admission.check_version(v.pk)
     v.refresh_from_db()
     assert v.status == V.HELD and "could not run the check" in v.reason
     assert "SandboxUnavailable" in v.reason
     assert any("held until an operator" in r.getMessage() for r in caplog.records)
-    assert checks.check_version(v.pk) == "not pending"  # the task's retry does nothing
+    assert admission.check_version(v.pk) == "not pending"  # the task's retry does nothing
     # Mended: the operator checks it again, and it passes.
     monkeypatch.undo()
     assert services.recheck([v.pk]) == 1
-    assert checks.check_version(v.pk) == "active"
+    assert admission.check_version(v.pk) == "active"
 
 
 @pytest.mark.django_db
@@ -457,7 +459,7 @@ def test_a_defect_during_a_check_puts_the_version_back_instead_of_stranding_it(
 
     monkeypatch.setattr(runner, "unpack_spec", broken)
     with pytest.raises(InfrastructureError):
-        checks.check_version(v.pk)
+        admission.check_version(v.pk)
     v.refresh_from_db()
     assert v.status == V.PENDING and v.reason == ""
 
@@ -471,10 +473,10 @@ def test_the_sweeper_holds_a_check_whose_workers_keep_dying(user: Any, settings:
     settings.MATCH_MAX_ATTEMPTS = 1
     v = submit(user, "jinxed", zipped_folder(BOTS / "random"), "j.zip")
     BotVersion.objects.filter(pk=v.pk).update(
-        status=V.CHECKING, check_attempts=1, heartbeat_at=timezone.now() - timedelta(hours=1)
+        status=V.CHECKING, attempts=1, heartbeat_at=timezone.now() - timedelta(hours=1)
     )
-    report = sweeper.sweep()
-    assert report.checks_held == [v.pk]
+    report = claims.sweep()
+    assert report["bots.botversion"].given_up == [v.pk]
     assert BotVersion.objects.get(pk=v.pk).status == V.HELD
 
 
@@ -505,7 +507,7 @@ def test_a_sandbox_that_cannot_start_programs_rejects_no_version(
     for version in (builtin, upload):
         for _ in range(2):
             with pytest.raises(InfrastructureError):
-                checks.check_version(version.pk)
+                admission.check_version(version.pk)
         version.refresh_from_db()
         assert version.status == V.HELD, version.reason
         assert "SandboxUnavailable" in version.reason and version.stderr_tail == ""

@@ -8,9 +8,12 @@ import inspect
 from django.conf import settings
 
 import engine
-from arena import celery_app, worker
-from arena.bots import services as bots
-from arena.games import tasks
+from arena.admission.tasks import check_version
+from arena.bots.models import check_limits
+from arena.celery import app as celery_app
+from arena.games.tasks import play_match
+from arena.jobs.limits import budget_seconds, time_limits
+from arena.jobs.tasks import sweep
 from arena.tournaments.limits import MAX_GAMES_PER_PAIR
 from arena.tournaments.services import check_time_control
 
@@ -19,7 +22,7 @@ def test_tasks_are_acknowledged_late_one_at_a_time() -> None:
     assert celery_app.conf.task_acks_late is True
     assert celery_app.conf.task_reject_on_worker_lost is True
     assert celery_app.conf.worker_prefetch_multiplier == 1
-    for task in (tasks.play_match, tasks.check_version, tasks.sweep):
+    for task in (play_match, check_version, sweep):
         assert task.acks_late is True
 
 
@@ -28,18 +31,18 @@ def test_every_hard_time_limit_is_below_the_visibility_timeout() -> None:
     if settings.REDIS_URL:
         assert celery_app.conf.broker_transport_options["visibility_timeout"] == visibility
     for tc in {settings.LADDER_TIME_CONTROL, settings.QUALIFICATION_TIME_CONTROL}:
-        soft, hard = worker.time_limits(tc, builds=2)
-        assert worker.budget_seconds(tc) + 2 * settings.BOT_BUILD_SECONDS <= soft < hard
+        soft, hard = time_limits(tc, builds=2)
+        assert budget_seconds(tc) + 2 * settings.BOT_BUILD_SECONDS <= soft < hard
         assert hard < visibility
-    soft, hard = bots.check_budget()
+    soft, hard = check_limits()
     assert settings.BOT_BUILD_SECONDS < soft < hard < visibility
 
 
 def test_a_checks_time_limit_covers_a_bot_that_declares_every_variant() -> None:
     n = len(engine.VARIANTS)
-    soft, _ = bots.check_budget()
-    conformance = worker.budget_seconds(settings.CHECK_TIME_CONTROL, games=n)
-    qualification = worker.budget_seconds(settings.QUALIFICATION_TIME_CONTROL, games=2 * n)
+    soft, _ = check_limits()
+    conformance = budget_seconds(settings.CHECK_TIME_CONTROL, games=n)
+    qualification = budget_seconds(settings.QUALIFICATION_TIME_CONTROL, games=2 * n)
     assert soft >= conformance + qualification
 
 
@@ -50,7 +53,7 @@ def test_tournament_time_controls_are_capped_by_the_visibility_timeout() -> None
 
     longest = "600+5"
     check_time_control(longest)
-    assert worker.time_limits(longest, builds=2)[1] < settings.CELERY_VISIBILITY_TIMEOUT
+    assert time_limits(longest, builds=2)[1] < settings.CELERY_VISIBILITY_TIMEOUT
     with pytest.raises(TournamentError, match="too long"):
         check_time_control("7200+30")
     assert MAX_GAMES_PER_PAIR >= 2
@@ -62,14 +65,13 @@ def test_the_heartbeat_is_much_faster_than_the_sweepers_patience() -> None:
 
 def test_the_beat_schedule_names_real_tasks() -> None:
     names = set(celery_app.tasks)
-    for name in tasks.periodic_task_names():
-        assert name in names, name
     for entry in settings.CELERY_BEAT_SCHEDULE.values():
+        assert entry["task"] in names, entry["task"]
         assert entry["options"]["queue"] == settings.PERIODIC_QUEUE
         assert celery_app.tasks[entry["task"]].acks_late is True
 
 
 def test_tasks_take_ids_only() -> None:
-    for task in (tasks.play_match, tasks.check_version):
+    for task in (play_match, check_version):
         params = list(inspect.signature(task.run).parameters)
         assert params[-1].endswith("_id"), params

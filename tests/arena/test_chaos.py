@@ -13,6 +13,7 @@ from django.db.models import F
 
 from arena.games import services as games
 from arena.games.models import Match, PairStats
+from arena.jobs import claims
 from arena.referee.sandbox import SandboxSettings, processes_of_uids
 from arena.tournaments.chaos import Recoveries, Tally, tally
 from arena.tournaments.models import Tournament
@@ -24,7 +25,7 @@ M = Match.Status
 
 
 def play(match: Match, result: str = "white") -> None:
-    assert games.finish(match.pk, games.claim(match.pk), fake_result(match.variant, result))
+    assert games.finish(match.pk, claims.claim(Match, match.pk), fake_result(match.variant, result))
 
 
 @pytest.mark.django_db
@@ -68,10 +69,10 @@ def test_a_failed_workers_games_recover_when_queued_again_or_closed(user: Any) -
     playing = []
     for seed in range(3):
         m = queued_match(white, black, seed=seed)
-        games.claim(m.pk, "chaos-1@host")
+        claims.claim(Match, m.pk, "chaos-1@host")
         playing.append(m)
     other = queued_match(white, black)
-    games.claim(other.pk, "chaos-11@host")  # another worker, whose name only starts alike
+    claims.claim(Match, other.pk, "chaos-11@host")  # another worker, whose name only starts alike
 
     clocks = Recoveries(clock=lambda: now[0])
     assert clocks.worker_failed("chaos-1@", "kill") == 3
@@ -81,7 +82,7 @@ def test_a_failed_workers_games_recover_when_queued_again_or_closed(user: Any) -
     assert clocks.longest("kill") == 5.0  # still waiting, counted as they are
 
     first, second, third = playing
-    games.release(first.pk, 1, "its worker stopped answering")  # queued again
+    claims.release(Match, first.pk, 1, "its worker stopped answering")  # queued again
     now[0] = 112.0
     clocks.poll()
     Match.objects.filter(pk=second.pk).update(status=M.ABORTED)  # closed
@@ -91,7 +92,7 @@ def test_a_failed_workers_games_recover_when_queued_again_or_closed(user: Any) -
     assert len(clocks.waiting) == 1 and clocks.waiting[0].match_id == third.pk
     assert clocks.longest("kill") == 14.5
     # A frozen worker thawed: its heartbeat moves again, and its game goes on.
-    assert games.beat(third.pk, 1)
+    assert claims.beat(Match, third.pk, 1)
     now[0] = 116.0
     clocks.poll()
     assert sorted(clocks.took["kill"]) == [12.0, 14.5, 16.0]
@@ -101,7 +102,7 @@ def test_a_failed_workers_games_recover_when_queued_again_or_closed(user: Any) -
     # After a broker restart the queued games wait until a worker claims them.
     assert clocks.broker_restarted("redis") == 1  # the first, queued again
     now[0] = 120.0
-    assert games.claim(first.pk, "chaos-2@host") == 2
+    assert claims.claim(Match, first.pk, "chaos-2@host") == 2
     clocks.poll()
     assert clocks.took["redis"] == [4.0]
 
@@ -111,7 +112,7 @@ def test_a_failed_workers_games_recover_when_queued_again_or_closed(user: Any) -
 def test_a_chaos_run_kills_and_freezes_real_workers_and_loses_nothing(
     worker_env: dict[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path, system_user: Any
 ) -> None:
-    from arena import celery_app
+    from arena.celery import app as celery_app
 
     for name in ("DATABASE_URL", "ARENA_CELERY_BROKER_URL", "ARENA_BOT_CACHE"):
         if name in worker_env:

@@ -15,8 +15,9 @@ import psycopg
 import pytest
 from django.db import connection
 
-from arena.games import services
 from arena.games.models import Match
+from arena.jobs import claims, policy
+from arena.jobs.sidecar import INLINE, ThreadSidecar
 from tests.arena.conftest import make_version
 from tests.arena.test_matches import queued_match
 
@@ -61,7 +62,7 @@ def test_a_worker_frozen_inside_a_transaction_does_not_keep_its_games_from_the_s
 ) -> None:
     white, black = make_version(user, "w"), make_version(user, "b")
     m = queued_match(white, black)
-    attempt = services.claim(m.pk, "frozen@host")
+    attempt = claims.claim(Match, m.pk, "frozen@host")
     assert attempt == 1
     env = dict(worker_env, ARENA_DB_IDLE_TRANSACTION_TIMEOUT="2")
     frozen = subprocess.Popen(
@@ -76,7 +77,7 @@ def test_a_worker_frozen_inside_a_transaction_does_not_keep_its_games_from_the_s
         with connection.cursor() as cursor:
             # Without a limit on the frozen session, this would wait as long as it sleeps.
             cursor.execute("SET lock_timeout = '60s'")
-        assert services.release(m.pk, attempt, "its worker stopped answering")
+        assert claims.release(Match, m.pk, attempt, "its worker stopped answering")
         m.refresh_from_db()
         assert m.status == M.QUEUED
         assert m.plies == 0  # the frozen transaction was ended by the server, not committed
@@ -104,13 +105,12 @@ def test_a_game_played_inside_the_callers_transaction_keeps_its_claim(user: Any)
     where no other session can see it, nor take it: the inline sidecar beats it on the caller's
     own session (a thread's, on a session of its own, would not find the claim and would
     abort the game as lost)."""
-    from arena import worker
 
     white, black = make_version(user, "w"), make_version(user, "b")
     m = queued_match(white, black)
-    attempt = services.claim(m.pk, "here@host")
+    attempt = claims.claim(Match, m.pk, "here@host")
     assert attempt == 1
-    with worker.INLINE.attach("match", lambda: services.beat(m.pk, attempt), 0.0) as tended:
+    with INLINE.attach("match", lambda: claims.beat(Match, m.pk, attempt), 0.0) as tended:
         tended.note("an action")
         assert not tended.cancel.is_set()
     m.refresh_from_db()
@@ -129,11 +129,10 @@ def _sessions(server: psycopg.Connection[Any], database: str) -> int:
 def test_the_sidecar_keeps_one_session_from_game_to_game_and_lets_go_of_it(user: Any) -> None:
     """One session for a worker process's sidecar, kept from game to game, closed when it is
     idle or stopped (a test database is dropped only when no session is left on it)."""
-    from arena import worker
     from arena.games import live
     from arena.referee.game import Played
 
-    sidecar = worker.ThreadSidecar()
+    sidecar = ThreadSidecar()
     sidecar.TICK_S, sidecar.IDLE_CLOSE_S = 0.01, 0.5
     white, black = make_version(user, "w"), make_version(user, "b")
     name = connection.settings_dict["NAME"]
@@ -147,10 +146,10 @@ def test_the_sidecar_keeps_one_session_from_game_to_game_and_lets_go_of_it(user:
 
     def game(seed: int) -> None:
         m = queued_match(white, black, seed=seed)
-        attempt = services.claim(m.pk, "here@host")
+        attempt = claims.claim(Match, m.pk, "here@host")
         assert attempt is not None
         moves = live.Moves(m.pk, attempt)
-        with sidecar.attach("match", lambda: services.beat(m.pk, attempt), 0.01, moves) as t:
+        with sidecar.attach("match", lambda: claims.beat(Match, m.pk, attempt), 0.01, moves) as t:
             t.note(live.timed(Played(1, "white", "a5", 10, (9990, 10000), "black")))
             for _ in range(200):
                 if live.LiveMove.objects.filter(match=m).exists():
@@ -177,9 +176,8 @@ def test_the_sidecar_keeps_one_session_from_game_to_game_and_lets_go_of_it(user:
 def test_the_sidecar_opens_a_new_session_after_the_server_ended_its_own(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    from arena import worker
 
-    sidecar = worker.ThreadSidecar()
+    sidecar = ThreadSidecar()
     sidecar.TICK_S = 0.01
     sessions: list[int] = []
     seen = threading.Condition()
@@ -210,16 +208,15 @@ def test_the_sidecar_opens_a_new_session_after_the_server_ended_its_own(
 
 @pytest.mark.django_db(transaction=True)
 def test_a_results_write_finds_the_database_again_after_its_session_ended(user: Any) -> None:
-    """A game played while the server restarted is kept: ``worker.retrying`` opens a new
+    """A game played while the server restarted is kept: ``policy.retrying`` opens a new
     connection for its next try instead of trying again on the one the server ended."""
-    from arena import worker
 
     m = queued_match(make_version(user, "w"), make_version(user, "b"))
-    attempt = services.claim(m.pk, "here@host")
+    attempt = claims.claim(Match, m.pk, "here@host")
     assert attempt is not None
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_backend_pid()")
         pid = cursor.fetchone()[0]
     with _server(connection.settings_dict) as server:
         server.execute("SELECT pg_terminate_backend(%s)", [pid])
-    assert worker.retrying(lambda: services.beat(m.pk, attempt), tries=2)
+    assert policy.retrying(lambda: claims.beat(Match, m.pk, attempt), tries=2)

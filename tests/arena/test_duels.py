@@ -16,6 +16,7 @@ from arena.duels.models import Duel, DuelPair
 from arena.duels.signals import duel_finished
 from arena.games import services as games
 from arena.games.models import Match, PairStats
+from arena.jobs import claims
 from arena.referee import openings
 from tests.arena.conftest import make_version
 from tests.arena.test_matches import fake_result
@@ -48,7 +49,7 @@ def play(match: Match, candidate_points: float, *, aborted: bool = False) -> Non
         result = "white"
     else:
         result = "black"
-    attempt = games.claim(match.pk)
+    attempt = claims.claim(Match, match.pk)
     assert attempt is not None
     assert games.finish(match.pk, attempt, fake_result(match.variant, result, aborted=aborted))
 
@@ -199,7 +200,7 @@ def test_only_its_creator_cancels_a_test_and_waiting_games_are_cancelled(user, o
 def test_a_game_finishing_after_a_cancel_is_not_counted(user, mine):
     duel = start(user, mine)
     m1 = open_matches(duel)[0]
-    attempt = games.claim(m1.pk)
+    attempt = claims.claim(Match, m1.pk)
     duels.cancel(user, duel)
     assert not games.finish(m1.pk, attempt, fake_result())
     duel.refresh_from_db()

@@ -13,6 +13,7 @@ from django.test import Client
 from arena.games import failures, ladder
 from arena.games import services as games
 from arena.games.models import FailureAlert, Match, MatchRecord
+from arena.jobs import claims
 from arena.notifications.models import Delivery, Notification
 from tests.arena.conftest import make_version
 from tests.arena.test_matches import fake_result
@@ -246,7 +247,7 @@ def test_finishing_a_match_runs_the_watch(pair: tuple[Any, Any], settings: Any, 
         time_control="5+0.1",
     )
     # fake_result("white") is a game black lost on time.
-    assert games.finish(m.pk, games.claim(m.pk), fake_result("yinsh", "white"))
+    assert games.finish(m.pk, claims.claim(Match, m.pk), fake_result("yinsh", "white"))
     alert = FailureAlert.objects.get(version=mine, variant="yinsh")
     assert (alert.games, alert.failures) == (2, 2)
     assert alert.notified_at is not None

@@ -17,6 +17,7 @@ from django.utils import timezone
 from arena.bots.models import BotVersion
 from arena.games import services as games
 from arena.games.models import Match, Rating, RatingPoint
+from arena.jobs import claims
 from arena.privacy import info_text
 from arena.tournaments import services as tournaments
 from tests.arena.conftest import BOTS, make_version, zipped_folder
@@ -148,7 +149,7 @@ def info_game(owner: Any, info: Any) -> Match:
     ]
     players = {c: {"name": c, "stderr_tail": "", "stderr_bytes": 0} for c in ("white", "black")}
     transcript = {**result.transcript, "moves": moves, "players": players}
-    assert games.finish(m.pk, games.claim(m.pk), replace(result, transcript=transcript))
+    assert games.finish(m.pk, claims.claim(Match, m.pk), replace(result, transcript=transcript))
     return Match.objects.get(pk=m.pk)
 
 

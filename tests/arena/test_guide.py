@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from django.test import Client
 
+from arena.admission import services as admission
 from arena.bots.models import BotVersion
-from arena.games import checks
 from arena.web import guide, rendering
 from tests.arena.conftest import ROOT, TEST_BOTS, make_version, packed, zipped
 from tests.arena.test_bots import submit
@@ -244,12 +244,12 @@ def test_each_rejection_leads_to_the_page_that_explains_it(reason: str, slug: st
 @pytest.mark.django_db
 def test_a_rejected_versions_page_links_to_the_fix(user: Any) -> None:
     unusable = submit(user, "nameless", zipped({"main.py": b"print()\n"}), "n.zip")
-    assert checks.check_version(unusable.pk) == "rejected"
+    assert admission.check_version(unusable.pk) == "rejected"
     manifest = b'name = "x"\ncommand = "python3 main.py"\nvariants = ["chess"]\n'
     variants = submit(user, "chess", zipped({"bot.toml": manifest, "main.py": b""}), "c.zip")
-    assert checks.check_version(variants.pk) == "rejected"
+    assert admission.check_version(variants.pk) == "rejected"
     quitter = submit(user, "quitter", packed(TEST_BOTS / "protocol" / "exits_midgame"), "q.tgz")
-    assert checks.check_version(quitter.pk) == "rejected"
+    assert admission.check_version(quitter.pk) == "rejected"
     for name, url in (
         ("nameless", "/guide/bots/"),
         ("chess", "/guide/variants/"),

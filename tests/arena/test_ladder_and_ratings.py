@@ -10,6 +10,7 @@ import pytest
 from arena.bots.models import Bot, BotVersion, playing
 from arena.games import ladder, ratings, services
 from arena.games.models import Match, PairStats, Rating, RatingPoint, RatingState
+from arena.jobs import claims
 from arena.referee.openings import opening
 from tests.arena.conftest import make_version
 from tests.arena.test_matches import fake_result
@@ -24,7 +25,7 @@ def rate(version: Any, variant: str, elo: float, games: int, rank: int = 1) -> N
 
 
 def play_out(match: Match, result: str) -> None:
-    services.finish(match.pk, services.claim(match.pk), fake_result(match.variant, result))
+    services.finish(match.pk, claims.claim(Match, match.pk), fake_result(match.variant, result))
 
 
 # ----------------------------------------------------------------------------- the ladder
@@ -281,7 +282,7 @@ def test_the_recount_of_one_variant_counts_only_its_finished_rated_results(
     aborted = Match.objects.create(
         variant="yinsh", kind="ladder", status=S.QUEUED, white=a, black=anchor, time_control="1+0"
     )
-    services.finish(aborted.pk, services.claim(aborted.pk), fake_result(aborted=True))
+    services.finish(aborted.pk, claims.claim(Match, aborted.pk), fake_result(aborted=True))
     blitz = list(PairStats.objects.filter(variant="blitz").values_list("pk", "wins"))
     PairStats.objects.filter(variant="yinsh").update(wins=99)
     PairStats.objects.create(variant="yinsh", white=make_version(user, "ghost"), black=a, wins=3)

@@ -17,6 +17,7 @@ import engine
 from arena.games import downloads
 from arena.games import services as games
 from arena.games.models import Match, MatchRecord
+from arena.jobs import claims
 from arena.referee.match import GameResult
 from arena.referee.outcomes import Failure
 from tests.arena.conftest import make_version
@@ -37,7 +38,7 @@ def finished(
     """A match finished by the services, at ``when``."""
     variant = fields.setdefault("variant", "yinsh")
     m = queued_match(*pair, **fields)
-    assert games.finish(m.pk, games.claim(m.pk), result or fake_result(variant))
+    assert games.finish(m.pk, claims.claim(Match, m.pk), result or fake_result(variant))
     Match.objects.filter(pk=m.pk).update(finished_at=when)
     return m
 

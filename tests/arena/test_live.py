@@ -16,9 +16,10 @@ from django.utils import timezone
 import engine
 from arena.games import live, services
 from arena.games.models import LiveMove, Match
+from arena.jobs import claims
+from arena.jobs.sidecar import ThreadSidecar
 from arena.referee.game import Played
 from arena.tournaments import services as tournaments
-from arena.worker import ThreadSidecar
 from tests.arena.conftest import make_version
 from tests.arena.test_matches import fake_result, queued_match
 
@@ -32,7 +33,7 @@ def pair(user: Any) -> tuple[Any, Any]:
 
 def running_match(pair: tuple[Any, Any], **fields: Any) -> tuple[Match, int]:
     m = queued_match(*pair, **fields)
-    attempt = services.claim(m.pk, "test")
+    attempt = claims.claim(Match, m.pk, "test")
     assert attempt is not None
     return m, attempt
 
@@ -117,8 +118,8 @@ def test_a_watcher_ahead_of_the_game_starts_afresh(pair: Any) -> None:
 def test_a_new_claim_replaces_the_actions_of_the_old_one(pair: Any, settings: Any) -> None:
     m, attempt = running_match(pair)
     play_some(m, attempt, 8, seed=1)
-    assert services.release(m.pk, attempt, "infrastructure failure: test")
-    again = services.claim(m.pk, "test")
+    assert claims.release(Match, m.pk, attempt, "infrastructure failure: test")
+    again = claims.claim(Match, m.pk, "test")
     assert again == attempt + 1
     m.refresh_from_db()
     played = play_some(m, again, 3, seed=2)
@@ -316,7 +317,7 @@ def test_a_tournament_page_links_to_its_games_in_progress(user: Any) -> None:
     )
     queued = list(t.matches.filter(status=S.QUEUED))
     playing = queued[0]
-    assert services.claim(playing.pk, "test")
+    assert claims.claim(Match, playing.pk, "test")
     Match.objects.filter(pk=playing.pk).update(started_at=timezone.now())
     page = Client().get(f"/tournaments/{t.pk}/").content.decode()
     assert "Being played now" in page

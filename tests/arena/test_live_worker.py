@@ -11,7 +11,8 @@ import pytest
 import engine
 from arena.games import live, runner, services
 from arena.games.models import LiveMove, Match, MatchRecord
-from arena.worker import ThreadSidecar
+from arena.jobs import claims
+from arena.jobs.sidecar import ThreadSidecar
 from tests.arena.conftest import make_version
 from tests.arena.test_matches import queued_match
 
@@ -77,7 +78,7 @@ def test_a_worker_writes_the_actions_from_a_thread_while_the_game_goes_on(
     """In a worker the game never waits for the database: the process's sidecar writes each
     action from its own thread, on its own connection, while the referee plays on."""
     m = queued_match(*pair, variant="blitz", opening="e5 f6 g7 d4", time_control="20+0.1")
-    attempt = services.claim(m.pk, "test")
+    attempt = claims.claim(Match, m.pk, "test")
     assert attempt is not None
     written = threading.Event()
     writers: list[str] = []

@@ -12,10 +12,11 @@ from django.db import IntegrityError, connections, transaction
 from django.utils import timezone
 
 import engine
-from arena import worker
 from arena.bots.unpack import StoredFileError
-from arena.games import services, sweeper
+from arena.games import services
 from arena.games.models import Match, MatchRecord, PairStats, RatingState
+from arena.jobs import claims, limits
+from arena.jobs.policy import InfrastructureError
 from arena.referee.match import GameResult
 from arena.referee.outcomes import Failure
 from arena.referee.sandbox import Sandbox, SandboxUnavailable, SlotsExhausted
@@ -72,8 +73,8 @@ def pair(user: Any) -> tuple[Any, Any]:
 @pytest.mark.django_db
 def test_a_claim_takes_a_queued_match_once(pair: tuple[Any, Any]) -> None:
     m = queued_match(*pair)
-    assert services.claim(m.pk, "w1") == 1
-    assert services.claim(m.pk, "w2") is None
+    assert claims.claim(Match, m.pk, "w1") == 1
+    assert claims.claim(Match, m.pk, "w2") is None
     m.refresh_from_db()
     assert m.status == S.RUNNING and m.worker == "w1" and m.attempts == 1
 
@@ -83,7 +84,7 @@ def test_pending_and_cancelled_matches_cannot_be_claimed(pair: tuple[Any, Any]) 
     for st in (S.PENDING, S.CANCELLED, S.FINISHED):
         fields = {"result": "draw"} if st == S.FINISHED else {}
         m = queued_match(*pair, status=st, **fields)
-        assert services.claim(m.pk) is None
+        assert claims.claim(Match, m.pk) is None
 
 
 @pytest.mark.django_db(transaction=True)
@@ -95,7 +96,7 @@ def test_two_concurrent_claimers_get_the_match_exactly_once(pair: tuple[Any, Any
     def claimer(name: str) -> None:
         try:
             barrier.wait()
-            results.append(services.claim(m.pk, name))
+            results.append(claims.claim(Match, m.pk, name))
         finally:
             connections.close_all()
 
@@ -114,7 +115,7 @@ def test_two_concurrent_claimers_get_the_match_exactly_once(pair: tuple[Any, Any
 @pytest.mark.django_db
 def test_finishing_writes_result_record_and_counts_in_one_go(pair: tuple[Any, Any]) -> None:
     m = queued_match(*pair)
-    attempt = services.claim(m.pk)
+    attempt = claims.claim(Match, m.pk)
     assert services.finish(m.pk, attempt, fake_result(result="white"))
     m.refresh_from_db()
     assert (m.status, m.result, m.termination, m.fault) == (S.FINISHED, "white", "time", "black")
@@ -129,7 +130,7 @@ def test_finishing_writes_result_record_and_counts_in_one_go(pair: tuple[Any, An
 @pytest.mark.django_db
 def test_a_second_finish_is_refused_and_counts_nothing(pair: tuple[Any, Any]) -> None:
     m = queued_match(*pair)
-    attempt = services.claim(m.pk)
+    attempt = claims.claim(Match, m.pk)
     assert services.finish(m.pk, attempt, fake_result(result="white"))
     assert not services.finish(m.pk, attempt, fake_result(result="black"))
     stats = PairStats.objects.get(variant="yinsh", white=pair[0], black=pair[1])
@@ -141,9 +142,9 @@ def test_a_second_finish_is_refused_and_counts_nothing(pair: tuple[Any, Any]) ->
 @pytest.mark.django_db
 def test_a_finish_from_an_old_claim_is_refused(pair: tuple[Any, Any]) -> None:
     m = queued_match(*pair)
-    old = services.claim(m.pk)
+    old = claims.claim(Match, m.pk)
     Match.objects.filter(pk=m.pk).update(status=S.QUEUED)  # the sweeper re-queued it
-    new = services.claim(m.pk)
+    new = claims.claim(Match, m.pk)
     assert new == old + 1
     assert not services.finish(m.pk, old, fake_result())
     assert services.finish(m.pk, new, fake_result())
@@ -153,7 +154,7 @@ def test_a_finish_from_an_old_claim_is_refused(pair: tuple[Any, Any]) -> None:
 @pytest.mark.django_db
 def test_the_database_refuses_a_second_record_for_a_match(pair: tuple[Any, Any]) -> None:
     m = queued_match(*pair)
-    services.finish(m.pk, services.claim(m.pk), fake_result())
+    services.finish(m.pk, claims.claim(Match, m.pk), fake_result())
     with pytest.raises(IntegrityError), transaction.atomic():
         MatchRecord.objects.create(match=m, record="x", record_short="x", transcript={})
 
@@ -170,7 +171,7 @@ def test_the_database_refuses_a_finished_match_without_a_result(pair: tuple[Any,
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_finishers_count_one_result(pair: tuple[Any, Any]) -> None:
     m = queued_match(*pair)
-    attempt = services.claim(m.pk)
+    attempt = claims.claim(Match, m.pk)
     barrier = threading.Barrier(3)
     outcomes: list[bool] = []
 
@@ -196,7 +197,7 @@ def test_concurrent_finishers_count_one_result(pair: tuple[Any, Any]) -> None:
 @pytest.mark.django_db
 def test_an_aborted_game_is_stored_but_not_counted(pair: tuple[Any, Any]) -> None:
     m = queued_match(*pair)
-    services.finish(m.pk, services.claim(m.pk), fake_result(aborted=True))
+    services.finish(m.pk, claims.claim(Match, m.pk), fake_result(aborted=True))
     m.refresh_from_db()
     assert m.status == S.ABORTED and m.result == ""
     assert not PairStats.objects.exists()
@@ -206,7 +207,7 @@ def test_an_aborted_game_is_stored_but_not_counted(pair: tuple[Any, Any]) -> Non
 def test_a_version_against_itself_is_not_counted(user: Any) -> None:
     v = make_version(user, "solo")
     m = queued_match(v, v)
-    services.finish(m.pk, services.claim(m.pk), fake_result())
+    services.finish(m.pk, claims.claim(Match, m.pk), fake_result())
     assert Match.objects.get(pk=m.pk).status == S.FINISHED
     assert not PairStats.objects.exists()
 
@@ -214,7 +215,7 @@ def test_a_version_against_itself_is_not_counted(user: Any) -> None:
 @pytest.mark.django_db
 def test_an_unrated_match_is_not_counted(pair: tuple[Any, Any]) -> None:
     m = queued_match(*pair, rated=False)
-    services.finish(m.pk, services.claim(m.pk), fake_result())
+    services.finish(m.pk, claims.claim(Match, m.pk), fake_result())
     assert not PairStats.objects.exists()
 
 
@@ -224,9 +225,9 @@ def test_release_requeues_then_aborts_after_the_last_attempt(
 ) -> None:
     settings.MATCH_MAX_ATTEMPTS = 2
     m = queued_match(*pair)
-    assert services.release(m.pk, services.claim(m.pk), "sandbox broke")
+    assert claims.release(Match, m.pk, claims.claim(Match, m.pk), "sandbox broke")
     assert Match.objects.get(pk=m.pk).status == S.QUEUED
-    assert not services.release(m.pk, services.claim(m.pk), "sandbox broke again")
+    assert not claims.release(Match, m.pk, claims.claim(Match, m.pk), "sandbox broke again")
     m.refresh_from_db()
     assert m.status == S.ABORTED and "gave up after 2 attempts" in m.reason
 
@@ -239,13 +240,13 @@ def test_the_sweeper_requeues_a_match_whose_worker_died(
     pair: tuple[Any, Any], django_capture_on_commit_callbacks: Any
 ) -> None:
     m = queued_match(*pair)
-    services.claim(m.pk)
+    claims.claim(Match, m.pk)
     fresh = queued_match(*pair)
-    services.claim(fresh.pk)
+    claims.claim(Match, fresh.pk)
     Match.objects.filter(pk=m.pk).update(heartbeat_at=timezone.now() - timedelta(minutes=5))
     with django_capture_on_commit_callbacks() as sent:
-        report = sweeper.sweep()
-    assert report.requeued == [m.pk]
+        report = claims.sweep()
+    assert report["games.match"].requeued == [m.pk]
     assert Match.objects.get(pk=m.pk).status == S.QUEUED
     assert Match.objects.get(pk=fresh.pk).status == S.RUNNING
     assert len(sent) == 1  # its task is sent again
@@ -257,10 +258,10 @@ def test_the_sweeper_aborts_a_match_after_too_many_attempts(
 ) -> None:
     settings.MATCH_MAX_ATTEMPTS = 1
     m = queued_match(*pair)
-    services.claim(m.pk)
+    claims.claim(Match, m.pk)
     Match.objects.filter(pk=m.pk).update(heartbeat_at=timezone.now() - timedelta(minutes=5))
-    report = sweeper.sweep()
-    assert report.aborted == [m.pk]
+    report = claims.sweep()
+    assert report["games.match"].given_up == [m.pk]
     m.refresh_from_db()
     assert m.status == S.ABORTED and "heartbeat lost" in m.reason
     assert not PairStats.objects.exists()
@@ -273,11 +274,11 @@ def test_the_sweeper_resends_a_queued_match_nobody_claimed(
     old = queued_match(*pair, queued_at=timezone.now() - timedelta(hours=2))
     queued_match(*pair)
     with django_capture_on_commit_callbacks() as sent:
-        report = sweeper.sweep()
-    assert report.resent == [old.pk]
+        report = claims.sweep()
+    assert report["games.match"].resent == [old.pk]
     assert len(sent) == 1
     # Resent once: the next sweep leaves it alone.
-    assert sweeper.sweep().resent == []
+    assert claims.sweep()["games.match"].resent == []
 
 
 @pytest.mark.django_db
@@ -287,27 +288,27 @@ def test_queued_work_whose_message_the_broker_lost_is_sent_again_soon(
     """The broker holds fewer messages than there are queued matches (a Redis that restarted
     without its data): those waiting longer than BROKER_RESEND_AFTER are sent again, long
     before MATCH_RESEND_AFTER; once the broker holds them, nothing more is sent."""
-    from arena import celery_app, worker
+    from arena.celery import app as celery_app
 
     settings.BROKER_RESEND_AFTER_S = 30
     settings.MATCH_RESEND_AFTER_S = 900
     with celery_app.connection_for_write() as conn:
         conn.default_channel.queue_purge(celery_app.conf.task_default_queue)
-    assert worker.waiting_messages() == 0
+    assert claims.waiting_messages() == 0
     lost = queued_match(*pair, queued_at=timezone.now() - timedelta(seconds=45))
     recent = queued_match(*pair, queued_at=timezone.now() - timedelta(seconds=5))
     with django_capture_on_commit_callbacks(execute=True) as sent:
-        assert sweeper.sweep().resent == [lost.pk]
+        assert claims.sweep()["games.match"].resent == [lost.pk]
     assert len(sent) == 1
-    assert worker.waiting_messages() == 1
+    assert claims.waiting_messages() == 1
     # Both messages in the broker now (the recent one's was never lost): none is resent.
     with django_capture_on_commit_callbacks(execute=True):
-        services.dispatch(recent.pk, recent.time_control)
-    assert worker.waiting_messages() == 2
+        claims.dispatch(recent)
+    assert claims.waiting_messages() == 2
     Match.objects.filter(pk__in=[lost.pk, recent.pk]).update(
         queued_at=timezone.now() - timedelta(seconds=45)
     )
-    assert sweeper.sweep().resent == []
+    assert claims.sweep()["games.match"].resent == []
     with celery_app.connection_for_write() as conn:
         conn.default_channel.queue_purge(celery_app.conf.task_default_queue)
 
@@ -318,29 +319,29 @@ def test_a_restarted_worker_takes_back_only_the_matches_of_its_previous_life(
 ) -> None:
     started = timezone.now()
     mine, other, new = (queued_match(*pair) for _ in range(3))
-    services.claim(mine.pk, "w1@host")
-    services.claim(other.pk, "w2@host")
+    claims.claim(Match, mine.pk, "w1@host")
+    claims.claim(Match, other.pk, "w2@host")
     Match.objects.filter(pk__in=[mine.pk, other.pk]).update(
         heartbeat_at=started - timedelta(seconds=1)  # fresh: the sweeper would wait
     )
-    services.claim(new.pk, "w1@host")  # claimed by its new life, after it started
+    claims.claim(Match, new.pk, "w1@host")  # claimed by its new life, after it started
     Match.objects.filter(pk=new.pk).update(heartbeat_at=started + timedelta(seconds=1))
     with django_capture_on_commit_callbacks() as sent:
-        assert sweeper.recover_worker("w1@host", started) == [mine.pk]
+        assert claims.recover_worker("w1@host", started) == [("games.match", mine.pk)]
     assert len(sent) == 1
     assert Match.objects.get(pk=mine.pk).status == S.QUEUED
     assert Match.objects.get(pk=other.pk).status == S.RUNNING
     assert Match.objects.get(pk=new.pk).status == S.RUNNING
-    assert sweeper.sweep().requeued == []
+    assert claims.sweep()["games.match"].requeued == []
 
 
 @pytest.mark.django_db
 def test_a_late_result_after_the_sweeper_requeued_is_discarded(pair: tuple[Any, Any]) -> None:
     m = queued_match(*pair)
-    attempt = services.claim(m.pk)
+    attempt = claims.claim(Match, m.pk)
     Match.objects.filter(pk=m.pk).update(heartbeat_at=timezone.now() - timedelta(minutes=5))
-    sweeper.sweep()
-    assert not services.beat(m.pk, attempt)  # the slow worker learns it lost the match
+    claims.sweep()
+    assert not claims.beat(Match, m.pk, attempt)  # the slow worker learns it lost the match
     assert not services.finish(m.pk, attempt, fake_result())
     assert not PairStats.objects.exists()
 
@@ -408,10 +409,10 @@ def test_the_match_page_and_the_api_show_the_opening_and_the_seed(pair: tuple[An
 
 
 def test_budgets_grow_with_the_time_control() -> None:
-    small = worker.budget_seconds("1+0")
-    big = worker.budget_seconds("60+1")
+    small = limits.budget_seconds("1+0")
+    big = limits.budget_seconds("60+1")
     assert small < big
-    soft, hard = worker.time_limits("60+1")
+    soft, hard = limits.time_limits("60+1")
     assert soft >= big and hard > soft
 
 
@@ -443,7 +444,7 @@ def test_a_launch_that_the_machine_fails_releases_the_match_for_a_retry(
 ) -> None:
     m = queued_match(*pair)
     _raise_on_launch(monkeypatch, error)
-    with pytest.raises(worker.InfrastructureError):
+    with pytest.raises(InfrastructureError):
         services.play(m.pk, worker_name="test")
     m.refresh_from_db()
     assert m.status == S.QUEUED and m.attempts == 1 and m.result == ""
@@ -461,7 +462,7 @@ def test_a_match_the_machine_keeps_failing_is_aborted_and_not_counted(
     m = queued_match(*pair)
     _raise_on_launch(monkeypatch, SlotsExhausted("all bot slots are in use"))
     for _ in range(2):
-        with pytest.raises(worker.InfrastructureError):
+        with pytest.raises(InfrastructureError):
             services.play(m.pk)
     m.refresh_from_db()
     assert m.status == S.ABORTED and m.fault == "" and m.result == ""
@@ -477,7 +478,7 @@ def test_a_match_over_its_time_budget_is_released_not_blamed(
     match is played again, like any other failure of the machine."""
     m = queued_match(*pair)
     _raise_on_launch(monkeypatch, SoftTimeLimitExceeded())
-    with pytest.raises(worker.InfrastructureError):
+    with pytest.raises(InfrastructureError):
         services.play(m.pk)
     m.refresh_from_db()
     assert m.status == S.QUEUED and "time budget" in m.reason and m.fault == ""
@@ -489,7 +490,7 @@ def test_an_unexpected_error_releases_the_match_instead_of_stranding_it(
 ) -> None:
     m = queued_match(*pair)
     _raise_on_launch(monkeypatch, KeyError("a defect of ours"))
-    with pytest.raises(worker.InfrastructureError):
+    with pytest.raises(InfrastructureError):
         services.play(m.pk)
     m.refresh_from_db()
     assert m.status == S.QUEUED and "internal error (KeyError)" in m.reason

@@ -434,7 +434,7 @@ def test_the_delivery_task_is_registered_acknowledged_late_and_takes_an_id() -> 
 
     from django.conf import settings
 
-    from arena import celery_app
+    from arena.celery import app as celery_app
     from arena.notifications import tasks
 
     assert services.DELIVER in celery_app.tasks

@@ -20,6 +20,7 @@ from arena.duels.models import Duel
 from arena.games import filters, headtohead, los, ratings
 from arena.games import services as games
 from arena.games.models import Match, RatingPoint
+from arena.jobs import claims
 from arena.notifications import services as notifications
 from arena.tournaments.models import Entry, Tournament
 from arena.web.plots import Series, history_svg
@@ -231,7 +232,7 @@ def league(user: Any, other_user: Any) -> dict[str, Any]:
         "running": queued_match(g1, a2, status=Match.Status.RUNNING),
     }
     aborted = queued_match(a2, b1)
-    games.abort(aborted.pk, games.claim(aborted.pk) or 0, "the worker went away")
+    games.abort(aborted.pk, claims.claim(Match, aborted.pk) or 0, "the worker went away")
     m["aborted"] = Match.objects.get(pk=aborted.pk)
     return {"versions": (a1, a2, b1, g1), "tournament": t, "matches": m}
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from arena import celery_app
-from arena.games import tasks
+from arena.celery import app as celery_app
+from arena.jobs import tasks
 from tests.arena.conftest import QUEUE
 
 

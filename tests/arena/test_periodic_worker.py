@@ -55,7 +55,7 @@ def scheduler(worker_env: dict[str, str], tmp_path: Path) -> Iterator[Callable[[
         proc.wait()
 
 
-SWEEP = "arena.games.tasks.sweep"
+SWEEP = "arena.jobs.tasks.sweep"
 
 
 @pytest.mark.slow

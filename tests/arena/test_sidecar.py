@@ -1,7 +1,7 @@
-"""The sidecar that tends claimed work while it runs (``arena.worker``): a worker process's one
-thread beats every claim at its interval and publishes what each game notes; a lost claim
-cancels its own work only; nothing is tended after the work's end. The inline sidecar does the
-same on the work's own thread."""
+"""The sidecar that tends claimed work while it runs (``arena.jobs.sidecar``): a worker
+process's one thread beats every claim at its interval and publishes what each game notes; a
+lost claim cancels its own work only; nothing is tended after the work's end. The inline
+sidecar does the same on the work's own thread."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from django.db import OperationalError, connection
 
-from arena.worker import InlineSidecar, ThreadSidecar
+from arena.jobs.sidecar import InlineSidecar, ThreadSidecar
 
 # The thread opens a database connection of its own (to set it up): allowed, and closed by
 # the fixture's stop().

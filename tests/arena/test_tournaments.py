@@ -18,6 +18,7 @@ from django.test import Client
 import engine
 from arena.games import services as games
 from arena.games.models import Match, MatchRecord
+from arena.jobs import claims
 from arena.referee.match import GameResult
 from arena.referee.openings import opening
 from arena.referee.outcomes import Failure
@@ -49,7 +50,7 @@ def start(user: Any, entrants: list[Any], games_per_pair: int = 2, **kw: Any) ->
 
 
 def finish_one(match: Match, result: str = "white") -> None:
-    assert games.finish(match.pk, games.claim(match.pk), fake_result(match.variant, result))
+    assert games.finish(match.pk, claims.claim(Match, match.pk), fake_result(match.variant, result))
 
 
 @pytest.mark.django_db
@@ -130,7 +131,7 @@ def test_pause_takes_back_queued_games_and_resume_releases_them(
     settings.TOURNAMENT_PARALLEL = 2
     t = start(user, entrants)
     running = t.matches.filter(status=M.QUEUED).first()
-    attempt = games.claim(running.pk)
+    attempt = claims.claim(Match, running.pk)
     assert services.pause(user, t)
     assert t.matches.filter(status=M.QUEUED).count() == 0
     assert Tournament.objects.get(pk=t.pk).status == Tournament.Status.PAUSED
@@ -139,7 +140,7 @@ def test_pause_takes_back_queued_games_and_resume_releases_them(
     assert t.matches.filter(status__in=[M.QUEUED, M.RUNNING]).count() == 0
     # A stale task of a taken-back match does nothing.
     taken_back = t.matches.filter(status=M.PENDING).first()
-    assert games.claim(taken_back.pk) is None
+    assert claims.claim(Match, taken_back.pk) is None
     assert not services.pause(user, t)  # already paused
     assert services.resume(user, t)
     assert t.matches.filter(status=M.QUEUED).count() == 2
@@ -151,10 +152,10 @@ def test_cancel_stops_everything_and_a_running_game_is_discarded(
 ) -> None:
     t = start(user, entrants)
     running = t.matches.filter(status=M.QUEUED).first()
-    attempt = games.claim(running.pk)
+    attempt = claims.claim(Match, running.pk)
     assert services.cancel(user, t)
     assert set(t.matches.values_list("status", flat=True)) == {M.CANCELLED}
-    assert not games.beat(running.pk, attempt)  # its worker aborts the game
+    assert not claims.beat(Match, running.pk, attempt)  # its worker aborts the game
     assert not games.finish(running.pk, attempt, fake_result("blitz"))
     assert not services.resume(user, t) and not services.cancel(user, t)
 
@@ -298,7 +299,7 @@ def test_every_game_file_of_a_downloaded_archive_replays(
     results = [game_result(played), game_result(crashed, "white"), fake_result("blitz", "black")]
     for m, result in zip(t.matches.order_by("round", "pk"), results, strict=True):
         Match.objects.filter(pk=m.pk).update(status=M.QUEUED)
-        assert games.finish(m.pk, games.claim(m.pk), result)
+        assert games.finish(m.pk, claims.claim(Match, m.pk), result)
     archive = Client().get(f"/tournaments/{t.pk}/archive.zip")
     assert archive.status_code == 200
     with zipfile.ZipFile(io.BytesIO(archive.content)) as zf:
@@ -341,7 +342,7 @@ def test_a_tournament_plays_the_referees_round_robin(user: Any, settings: Any) -
 def abort_one(match: Match, settings: Any) -> None:
     """The machine fails the match until the arena gives up on it."""
     settings.MATCH_MAX_ATTEMPTS = 1
-    assert not games.release(match.pk, games.claim(match.pk), "the sandbox broke")
+    assert not claims.release(Match, match.pk, claims.claim(Match, match.pk), "the sandbox broke")
     assert Match.objects.get(pk=match.pk).status == M.ABORTED
 
 

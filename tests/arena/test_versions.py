@@ -11,6 +11,7 @@ from django.test import Client
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from arena.admission import services as admission
 from arena.bots import services
 from arena.bots.models import Bot, BotVersion
 from arena.games import ratings
@@ -120,8 +121,8 @@ def test_a_version_that_passes_its_check_cancels_its_predecessors_waiting_ladder
     old = make_version(user, "mine")
     waiting = ladder_match(anchor, old)
     new = make_version(user, "mine", status=V.CHECKING)
-    BotVersion.objects.filter(pk=new.pk).update(check_attempts=1)
-    assert services.close_check(new.pk, 1, services.Verdict(True, ["ok"])) is not None
+    BotVersion.objects.filter(pk=new.pk).update(attempts=1)
+    assert admission.close_check(new.pk, 1, admission.Verdict(True, ["ok"])) is not None
     old.refresh_from_db()
     waiting.refresh_from_db()
     assert old.status == V.RETIRED and waiting.status == S.CANCELLED

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from django.db import connection
 
-from arena.games import services
 from arena.games.models import Match
+from arena.jobs import claims
 from tests.arena.conftest import make_version, wait_for
 from tests.arena.test_matches import queued_match
 
@@ -37,7 +37,7 @@ def test_a_worker_plays_game_after_game_on_the_same_database_connection(
     wait_for("the worker to be ready", lambda: " ready." in worker(), worker)
     before = sessions_opened()
     for m in matches:
-        services.dispatch(m.pk, m.time_control)
+        claims.dispatch(m)
     done = Match.objects.filter(pk__in=[m.pk for m in matches], status=Match.Status.FINISHED)
     wait_for(f"{GAMES} games", lambda: done.count() == GAMES, worker)
     # The worker's process, its live moves' writer, now and then a heartbeat: a few sessions,
@@ -56,7 +56,7 @@ def test_a_worker_whose_sessions_were_ended_plays_its_next_game_at_once(
     white, black = make_version(user, "white-bot"), make_version(user, "black-bot")
     first, second = (queued_match(white, black, seed=i) for i in range(2))
     finished = Match.objects.filter(status=Match.Status.FINISHED)
-    services.dispatch(first.pk, first.time_control)
+    claims.dispatch(first)
     wait_for("the first game", lambda: finished.filter(pk=first.pk).exists(), worker)
     with connection.cursor() as cursor:
         cursor.execute(
@@ -64,7 +64,7 @@ def test_a_worker_whose_sessions_were_ended_plays_its_next_game_at_once(
             "WHERE datname = current_database() AND pid <> pg_backend_pid()"
         )
         assert cursor.fetchone()[0] >= 1  # the worker's kept connection
-    services.dispatch(second.pk, second.time_control)
+    claims.dispatch(second)
     wait_for("the second game", lambda: finished.filter(pk=second.pk).exists(), worker)
     log = worker()
     assert "Retry in" not in log and "OperationalError" not in log, log

@@ -18,6 +18,7 @@ from arena.duels import services as duels
 from arena.games import ratings
 from arena.games import services as games
 from arena.games.models import Match
+from arena.jobs import claims
 from arena.referee.game import GameResult
 from arena.tournaments import services as tournaments
 from arena.tournaments.models import Tournament
@@ -58,7 +59,7 @@ def played_result(match: Match, seed: int) -> GameResult:
 
 
 def finish(match: Match, seed: int) -> None:
-    attempt = games.claim(match.pk)
+    attempt = claims.claim(Match, match.pk)
     assert attempt is not None
     assert games.finish(match.pk, attempt, played_result(match, seed))
 

@@ -8,6 +8,7 @@ import pytest
 
 from arena.games import services as games
 from arena.games.models import Match
+from arena.jobs import claims
 from tests.arena.conftest import make_version
 from tests.arena.test_matches import fake_result, queued_match
 
@@ -15,7 +16,7 @@ from tests.arena.test_matches import fake_result, queued_match
 @pytest.fixture
 def finished(user: Any) -> Match:
     m = queued_match(make_version(user, "first"), make_version(user, "second"))
-    assert games.finish(m.pk, games.claim(m.pk), fake_result(result="black"))
+    assert games.finish(m.pk, claims.claim(Match, m.pk), fake_result(result="black"))
     return m
 
 

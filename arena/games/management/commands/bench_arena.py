@@ -32,8 +32,9 @@ from django.test import Client
 
 from arena.bots import services as bots
 from arena.bots.models import Bot, BotVersion
-from arena.games import ratings, runner, services
+from arena.games import ratings, runner
 from arena.games.models import Match, Rating, RatingState
+from arena.jobs import claims
 
 PREFIX = "benchgames-"
 
@@ -113,7 +114,7 @@ class Command(BaseCommand):
 
     def _full(self, white: BotVersion, black: BotVersion, n: int, c: int, variant: str) -> float:
         queue = f"bench-{uuid.uuid4().hex[:8]}"
-        from arena import celery_app
+        from arena.celery import app as celery_app
 
         celery_app.conf.task_default_queue = queue
         with transaction.atomic():
@@ -128,7 +129,7 @@ class Command(BaseCommand):
                     time_control="10+0.1",
                     seed=i,
                 )
-                services.dispatch(m.pk, m.time_control)
+                claims.dispatch(m)
                 ids.append(m.pk)
         env = dict(os.environ, ARENA_CELERY_QUEUE=queue, DJANGO_SETTINGS_MODULE="arena.settings")
         env["ARENA_BOT_STORE"] = str(settings.BOT_STORE_DIR)

@@ -28,7 +28,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from arena.bots import services as bots
-from arena.games import sweeper
+from arena.jobs import claims
 
 #: Seconds the children get to stop after SIGTERM before they are killed.
 GRACE_S = 10.0
@@ -68,7 +68,7 @@ class Command(BaseCommand):
         if str(settings.CELERY_BROKER_URL).startswith("sqla+"):
             # The embedded broker loses the messages a killed worker had taken: send the
             # waiting work again (the claims make duplicates harmless).
-            n = sweeper.resend_queued()
+            n = claims.resend_queued()
             if n:
                 self.stdout.write(f"sent {n} waiting task(s) again")
 

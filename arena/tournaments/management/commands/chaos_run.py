@@ -44,15 +44,14 @@ from django.db import DatabaseError, InterfaceError, connections
 
 from arena.bots import services as bots
 from arena.bots.models import BotVersion
-from arena.games import runner
 from arena.games.management.commands.runarena import SCHEDULER_WORKER
 from arena.games.models import Match
-from arena.referee.sandbox import SandboxUnavailable
+from arena.jobs import startup
 from arena.tournaments import services as tournaments
 from arena.tournaments.chaos import Recoveries, longest_gap, runs_in_log, tally
 from arena.tournaments.models import Tournament
 
-SWEEP = "arena.games.tasks.sweep"
+SWEEP = "arena.jobs.tasks.sweep"
 FAULTS = ("kill", "freeze", "redis", "postgres")
 #: Targets (docs/benchmarks.md): a failed worker's games queued again within this many
 #: seconds, the queued games sent again within this many after a broker restart.
@@ -139,7 +138,7 @@ class Command(BaseCommand):
         queue = f"chaos-{run}"
         logs = o["logs"] or Path(settings.VAR_DIR) / "chaos" / run
         logs.mkdir(parents=True, exist_ok=True)
-        from arena import celery_app
+        from arena.celery import app as celery_app
 
         # This process queues the tournament's first games: on the run's queue.
         celery_app.conf.task_default_queue = queue
@@ -393,10 +392,7 @@ class Command(BaseCommand):
 
     def _reap(self) -> None:
         """The bots of the workers killed last (none started again to reap them) go too."""
-        try:
-            runner.reap_leftovers()
-        except SandboxUnavailable as e:
-            self.stdout.write(self.style.WARNING(f"the killed workers' bots are left: {e}"))
+        startup.reap()  # a failure is logged
 
     @staticmethod
     def _t(started: float) -> str:

@@ -1,11 +1,11 @@
 """The check of an uploaded bot version and its qualification, in one place.
 
 A worker runs :func:`check_version` (the ``check_version`` task): it claims the PENDING
-version, unpacks it safely, runs the protocol conformance check, then plays the qualification
-games against the rating anchor (the built-in ``random`` bot). The verdict and the
-qualification games, stored as finished rated matches, are written in one transaction guarded
-by the claim. The version's state transitions are :mod:`arena.bots.services`'; the matches'
-are :mod:`arena.games.services`'.
+version (a version's check is claimed work, :mod:`arena.jobs.claims`), unpacks it safely, runs
+the protocol conformance check, then plays the qualification games against the rating anchor
+(the built-in ``random`` bot). The verdict (:func:`close_check`) and the qualification games,
+stored as finished rated matches (:func:`arena.games.services.record_qualification`), are
+written in one transaction guarded by the claim.
 
 Both the conformance check and the qualification cover every variant the bot declares (its
 manifest's ``variants``, every variant by default), whether the ladder plays it or not: the
@@ -14,7 +14,7 @@ game with each colour in each (``QUALIFICATION_GAMES`` at least). The version th
 the ladder and in tournaments only in those variants.
 
 What the bot did decides the verdict; what the machine did never does (see
-:mod:`arena.worker`): the version is queued again, and held for an operator once out of
+:mod:`arena.jobs.policy`): the version is queued again, and held for an operator once out of
 attempts.
 """
 
@@ -25,14 +25,17 @@ from threading import Event
 
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
-from arena import worker
 from arena.bots import services as bots
-from arena.bots.models import BUILD_FAILED, BotVersion
+from arena.bots.models import BUILD_FAILED, Bot, BotVersion, every_variant
 from arena.bots.unpack import UnpackError
 from arena.games import privacy, runner
 from arena.games.ratings import anchor_version_id
 from arena.games.services import record_qualification
+from arena.jobs import claims, policy
+from arena.jobs.policy import InfrastructureError
+from arena.jobs.sidecar import INLINE, Sidecar
 from arena.jsontypes import JSONObject
 from arena.notifications.models import Event as Notice
 from arena.notifications.services import notify
@@ -47,33 +50,46 @@ V = BotVersion.Status
 Game = tuple[BotVersion, BotVersion, GameResult]
 
 
+@dataclass(frozen=True)
+class Verdict:
+    """What a check decided: ``accepted`` or not, the lines to show the owner, and the bot as
+    its manifest declared it (None when it could not be unpacked)."""
+
+    accepted: bool
+    lines: list[str]
+    reason: str = ""
+    transcript: JSONObject | None = None
+    stderr_tail: str = ""
+    spec: BotSpec | None = None
+
+
 @dataclass
 class _Outcome:
-    verdict: bots.Verdict
+    verdict: Verdict
     games: list[Game] = field(default_factory=list)
 
 
-def check_version(version_id: int, sidecar: worker.Sidecar = worker.INLINE) -> str:
+def check_version(version_id: int, worker_name: str = "", sidecar: Sidecar = INLINE) -> str:
     """Claim a pending version and check it (what the ``check_version`` task does, with the
     worker process's sidecar, which beats the claim): the verdict is committed before this
     returns. Returns what happened: "active", "rejected", "not pending" or "lost its claim".
 
-    Raises :class:`~arena.worker.InfrastructureError` after putting the version back when
+    Raises :class:`~arena.jobs.policy.InfrastructureError` after putting the version back when
     the failure was not the bot's.
     """
-    attempt = bots.claim_check(version_id)
+    attempt = claims.claim(BotVersion, version_id, worker_name)
     if attempt is None:
         return "not pending"
     version = BotVersion.objects.select_related("bot").get(pk=version_id)
 
     def give_back(reason: str) -> None:
-        bots.requeue_check(version_id, attempt, reason)
+        claims.release(BotVersion, version_id, attempt, reason)
 
     with (
-        worker.claimed(give_back, f"check of version {version_id}"),
+        policy.claimed(give_back, f"check of version {version_id}"),
         sidecar.attach(
             f"check of version {version_id}",
-            lambda: bots.beat_check(version_id, attempt),
+            lambda: claims.beat(BotVersion, version_id, attempt),
             settings.MATCH_HEARTBEAT_S,
         ) as tended,
         runner.bots_in_use(),
@@ -81,14 +97,14 @@ def check_version(version_id: int, sidecar: worker.Sidecar = worker.INLINE) -> s
         outcome = _run(version, tended.cancel)
         if outcome is None:
             return "lost its claim"
-        if worker.retrying(lambda: _close(version_id, attempt, outcome)):
+        if policy.retrying(lambda: _close(version_id, attempt, outcome)):
             return "active" if outcome.verdict.accepted else "rejected"
         return "lost its claim"
 
 
 def _close(version_id: int, attempt: int, outcome: _Outcome) -> bool:
     with transaction.atomic():
-        version = bots.close_check(version_id, attempt, outcome.verdict)
+        version = close_check(version_id, attempt, outcome.verdict)
         if version is None:
             return False
         if outcome.verdict.accepted:
@@ -97,7 +113,62 @@ def _close(version_id: int, attempt: int, outcome: _Outcome) -> bool:
     return True
 
 
-def _tell_owner(version: BotVersion, verdict: bots.Verdict) -> None:
+class _LostClaim(Exception):
+    pass
+
+
+def close_check(version_id: int, attempt: int, verdict: Verdict) -> BotVersion | None:
+    """CHECKING -> ACTIVE (retiring the bot's previous active version; RETIRED if the bot was
+    withdrawn meanwhile) or REJECTED, guarded by the claim. Returns the version as it was
+    before, or None when the claim was lost (nothing is written then).
+
+    Call it inside the transaction that also stores what the check played, so that both or
+    neither are written.
+    """
+    spec = verdict.spec
+    declared = {
+        "declared_name": (spec.name if spec else "")[:64],
+        "declared_version": (spec.version if spec else "")[:64],
+        "command": (" ".join(spec.command) if spec else "")[:500],
+        "variants": ",".join(spec.variants) if spec else every_variant(),
+    }
+    now = timezone.now()
+    try:
+        with transaction.atomic():
+            mine = claims.held(BotVersion, version_id, attempt)
+            version = mine.select_related("bot").first()
+            if version is None:
+                return None
+            if not verdict.accepted:
+                mine.update(
+                    status=V.REJECTED,
+                    checked_at=now,
+                    reason=verdict.reason[:4000],
+                    report=verdict.lines,
+                    transcript=verdict.transcript,
+                    stderr_tail=verdict.stderr_tail[-8000:],
+                    **declared,
+                )
+                return version
+            withdrawn = version.bot.status != Bot.Status.ACTIVE
+            if not withdrawn:
+                bots.retire_active(version.bot_id, keep=version_id)
+            if not mine.update(
+                status=V.RETIRED if withdrawn else V.ACTIVE,
+                checked_at=now,
+                reason="",
+                report=verdict.lines,
+                transcript=None,
+                stderr_tail="",
+                **declared,
+            ):
+                raise _LostClaim()
+            return version
+    except _LostClaim:
+        return None
+
+
+def _tell_owner(version: BotVersion, verdict: Verdict) -> None:
     """The "check finished" notification (sent once the verdict commits)."""
     if verdict.accepted:
         subject = f"{version.label} passed its check"
@@ -149,7 +220,7 @@ def _rejected(
     if transcript is not None and spec is not None:
         transcript = privacy.own_side(transcript, spec.digest)
     return _Outcome(
-        bots.Verdict(
+        Verdict(
             False,
             lines,
             reason=reason,
@@ -221,9 +292,7 @@ def _run(version: BotVersion, cancel: Event) -> _Outcome | None:
         if result.aborted:
             if cancel.is_set():
                 return None
-            raise worker.InfrastructureError(
-                f"qualification game {i + 1} was aborted: {result.reason}"
-            )
+            raise InfrastructureError(f"qualification game {i + 1} was aborted: {result.reason}")
         names = dict(zip(("white", "black"), labels, strict=True))
         lines.append(
             f"qualification game {i + 1} ({variant}, as {mine}, against {opponent_label}): "
@@ -243,4 +312,4 @@ def _run(version: BotVersion, cancel: Event) -> _Outcome | None:
         other = opponent or version
         games.append((me, other, result) if mine == "white" else (other, me, result))
     lines.append("passed: the version is active and will be rated")
-    return _Outcome(bots.Verdict(True, lines, spec=spec), games)
+    return _Outcome(Verdict(True, lines, spec=spec), games)
