@@ -2,7 +2,7 @@
 
 The score counts every finished game between them (ladder, tournaments, tests, challenges;
 rated or not), from the first bot's side; the Elo difference and its 95% interval are those of
-that score (:func:`arena.sprt.trinomial_estimate`, the per-game figures of a test's page), and
+that score (:func:`arena.stats.trinomial_estimate`, the per-game figures of a test's page), and
 so is the likelihood of superiority.
 """
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from django.db.models import Count, Q, QuerySet
 
-from arena import sprt
+from arena import stats
 from arena.bots.models import Bot
 from arena.games.models import Match
 
@@ -41,9 +41,9 @@ class HeadToHead:
         return self.wins + self.draws / 2
 
     @property
-    def estimate(self) -> sprt.Estimate:
+    def estimate(self) -> stats.Estimate:
         """``a``'s Elo advantage over ``b``, its 95% interval, score and LOS."""
-        return sprt.trinomial_estimate(self.wins, self.draws, self.losses)
+        return stats.trinomial_estimate(self.wins, self.draws, self.losses)
 
 
 def _between(a: Bot, b: Bot, variant: str) -> QuerySet[Match]:

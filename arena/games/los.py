@@ -3,7 +3,7 @@
 For each two of the top versions, the chance that the row's version is the stronger one, from
 their games against each other: the rated results that the pair counts (:class:`PairStats`)
 already hold, both colours added up, through cutechess's formula
-(:func:`arena.rating.likelihood_of_superiority`, which uses the decisive games only: draws say
+(:func:`arena.stats.likelihood_of_superiority`, which uses the decisive games only: draws say
 nothing about who is stronger). Two versions without a decisive game between them have no LOS.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from arena import rating
+from arena import stats
 from arena.games import ratings
 from arena.games.models import PairStats, Rating
 
@@ -32,7 +32,7 @@ class Cell:
     def los(self) -> float | None:
         if self.wins + self.losses == 0:
             return None
-        return rating.likelihood_of_superiority(self.wins, self.losses)
+        return stats.likelihood_of_superiority(self.wins, self.losses)
 
 
 @dataclass(frozen=True)

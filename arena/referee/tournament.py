@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import engine
+from arena import stats
 from arena.referee.bots import BotError, BotSpec
 from arena.referee.match import GameConfig, GameResult, Referee, RefereeError, TimeControl
 from arena.referee.openings import opening
@@ -446,10 +447,8 @@ def format_elo(value: float, error: float | None = None) -> str:
 
 
 def rating_table(results: Sequence[tuple[str, str, float]], names: Sequence[str]) -> str:
-    """Ratings fitted to the results (arena.rating.fit), strongest first, mean 0."""
-    from arena.rating import fit
-
-    ratings = fit(results) if results else []
+    """Ratings fitted to the results (:func:`arena.stats.fit`), strongest first, mean 0."""
+    ratings = stats.fit(results) if results else []
     rated = {r.name for r in ratings}
     width = max(8, *(len(n) + 2 for n in names))
     lines = ["rank  " + "player".ljust(width) + "elo          games  score"]

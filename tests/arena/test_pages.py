@@ -12,7 +12,6 @@ import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
-from arena import rating
 from arena.bots import services as bot_services
 from arena.bots.models import BotVersion
 from arena.duels import services as duels
@@ -21,6 +20,7 @@ from arena.games import filters, headtohead, los, ratings
 from arena.games import services as games
 from arena.games.models import Match, RatingPoint
 from arena.notifications import services as notifications
+from arena.stats import rating
 from arena.tournaments.models import Entry, Tournament
 from arena.web.plots import Series, history_svg
 from tests.arena.conftest import make_version

@@ -1,6 +1,5 @@
 """Sequential tests on game pairs: hand-computed figures, the stopping rule and a simulation."""
 
-import doctest
 import math
 import random
 
@@ -8,8 +7,7 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-import arena.sprt
-from arena.sprt import (
+from arena.stats.sequential import (
     Verdict,
     bounds,
     elo_of_score,
@@ -22,11 +20,6 @@ from arena.sprt import (
     trinomial_estimate,
     verdict,
 )
-
-
-def test_the_module_examples_hold():
-    failures, tried = doctest.testmod(arena.sprt)
-    assert tried > 10 and failures == 0
 
 
 def test_bounds_are_the_logs_of_the_error_rates():

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from arena import rating
-from arena.rating import elo_diff, fit, fit_counts, likelihood_of_superiority
+from arena.stats import rating
+from arena.stats.rating import elo_diff, fit, fit_counts, likelihood_of_superiority
 
 K = math.log(10) / 400
 
