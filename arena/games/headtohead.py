@@ -1,9 +1,9 @@
 """Head-to-head: how two bots did against each other, every version of each, in every game.
 
 The score counts every finished game between them (ladder, tournaments, tests, challenges;
-rated or not), from the first bot's side; the Elo difference and its 95% interval are those of
-that score (:func:`arena.stats.trinomial_estimate`, the per-game figures of a test's page), and
-so is the likelihood of superiority.
+rated or not), from the first bot's side; the Elo difference, its 95% interval and the
+likelihood of superiority are those of that score (:func:`arena.stats.trinomial_estimate`, the
+per-game figures of a test's page and the leaderboard's LOS table).
 """
 
 from __future__ import annotations

@@ -1,47 +1,52 @@
 """The arena's statistics: plain Python on NumPy and SciPy, no Django.
 
-* :mod:`arena.stats.rating`: ratings fitted to every result at once (maximum likelihood on the
-  Elo scale, as Ordo and BayesElo do), from the arena's counts or a local tournament's games.
-* :mod:`arena.stats.sequential`: the sequential probability ratio test on game pairs, and the
-  Elo estimates of a match (per pair and per game).
+Every page, task and command takes its figures from here, so that two pages never show two
+numbers for the same games:
 
-Every page and command imports what it needs from here::
+* :mod:`arena.stats.elo`: the Elo difference a match score implies, its 95% interval, the score
+  and the likelihood of superiority (LOS), from games (wins, draws, losses) or from
+  colour-reversed pairs (pentanomial counts), as fishtest's ``get_elo``;
+* :mod:`arena.stats.sequential`: the sequential probability ratio test on pairs of games;
+* :mod:`arena.stats.rating`: ratings fitted to every result at once (maximum likelihood on the
+  Elo scale, as Ordo and BayesElo do).
 
     >>> from arena import stats
-    >>> result = stats.sprt((0, 12, 78, 120, 90))
-    >>> result.verdict
+    >>> e = stats.trinomial_estimate(3, 0, 1)
+    >>> round(e.elo), f"{e.los:.1%}"
+    (191, '87.6%')
+    >>> stats.sprt((0, 12, 78, 120, 90)).verdict
     <Verdict.H1: 'H1'>
 """
 
+from arena.stats.elo import (
+    Estimate,
+    elo_of_score,
+    expected_score,
+    pentanomial_estimate,
+    trinomial_estimate,
+)
 from arena.stats.rating import (
     ELO_SCALE,
     ArrayFit,
     Rating,
     RatingFit,
-    elo_diff,
     fit,
     fit_arrays,
     fit_counts,
     fit_one,
-    likelihood_of_superiority,
 )
 from arena.stats.sequential import (
     DEFAULT_ALPHA,
     DEFAULT_BETA,
     DEFAULT_ELO0,
     DEFAULT_ELO1,
-    Estimate,
     SprtResult,
     Verdict,
     bounds,
-    elo_of_score,
-    expected_score,
     llr_pentanomial,
     llr_trinomial,
     pentanomial,
-    pentanomial_estimate,
     sprt,
-    trinomial_estimate,
     verdict,
 )
 
@@ -58,14 +63,12 @@ __all__ = [
     "SprtResult",
     "Verdict",
     "bounds",
-    "elo_diff",
     "elo_of_score",
     "expected_score",
     "fit",
     "fit_arrays",
     "fit_counts",
     "fit_one",
-    "likelihood_of_superiority",
     "llr_pentanomial",
     "llr_trinomial",
     "pentanomial",

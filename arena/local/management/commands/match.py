@@ -18,8 +18,7 @@ from arena import stats
 from arena.local import cli
 from arena.referee.match import GameConfig, GameResult, Referee
 from arena.referee.openings import opening
-from arena.referee.tournament import FinishedGame, Job, format_elo, run_games
-from arena.stats import elo_diff
+from arena.referee.tournament import FinishedGame, Job, run_games
 
 #: The game budget of an SPRT test when --games is not given.
 SPRT_GAMES = 2000
@@ -225,8 +224,11 @@ class Command(BaseCommand):
         pct = (wins + draws / 2) / n if n else 0.0
         w(f"Score of {a_name} vs {b_name}: {wins} - {losses} - {draws}  [{pct:.3f}] {n}")
         if n:
-            diff, error = elo_diff(wins, draws, losses)
-            w(f"Elo difference: {format_elo(diff, error)} (95% error bars)")
+            e = stats.trinomial_estimate(wins, draws, losses)
+            w(
+                f"Elo difference: {_elo(e.elo)} [{_elo(e.low)}, {_elo(e.high)}] (per game, 95%), "
+                f"LOS {100 * e.los:.1f}%"
+            )
             ends = Counter(g.termination for g in done)
             w("Terminations: " + ", ".join(f"{k} {v}" for k, v in ends.most_common()))
         w(f"{n} games in {seconds:.1f} s; records and transcripts in {out}")
