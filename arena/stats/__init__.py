@@ -8,7 +8,9 @@ numbers for the same games:
   colour-reversed pairs (pentanomial counts), as fishtest's ``get_elo``;
 * :mod:`arena.stats.sequential`: the sequential probability ratio test on pairs of games;
 * :mod:`arena.stats.rating`: ratings fitted to every result at once (maximum likelihood on the
-  Elo scale, as Ordo and BayesElo do).
+  Elo scale, as Ordo and BayesElo do);
+* :mod:`arena.stats.scores`: a result's points, and a round robin's standings and
+  cross-table.
 
     >>> from arena import stats
     >>> e = stats.trinomial_estimate(3, 0, 1)
@@ -16,6 +18,8 @@ numbers for the same games:
     (191, '87.6%')
     >>> stats.sprt((0, 12, 78, 120, 90)).verdict
     <Verdict.H1: 'H1'>
+    >>> stats.points("draw"), stats.points("white", "black")
+    (0.5, 0.0)
 """
 
 from arena.stats.elo import (
@@ -34,6 +38,15 @@ from arena.stats.rating import (
     fit_arrays,
     fit_counts,
     fit_one,
+)
+from arena.stats.scores import (
+    Score,
+    Standing,
+    cross_table,
+    format_points,
+    points,
+    standings,
+    standings_text,
 )
 from arena.stats.sequential import (
     DEFAULT_ALPHA,
@@ -60,20 +73,27 @@ __all__ = [
     "Estimate",
     "Rating",
     "RatingFit",
+    "Score",
     "SprtResult",
+    "Standing",
     "Verdict",
     "bounds",
+    "cross_table",
     "elo_of_score",
     "expected_score",
     "fit",
     "fit_arrays",
     "fit_counts",
     "fit_one",
+    "format_points",
     "llr_pentanomial",
     "llr_trinomial",
     "pentanomial",
     "pentanomial_estimate",
+    "points",
     "sprt",
+    "standings",
+    "standings_text",
     "trinomial_estimate",
     "verdict",
 ]
