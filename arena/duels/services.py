@@ -290,15 +290,10 @@ def _settle_pair(duel: Duel, number: int) -> None:
         return
     if len(games) != 2 or any(m.status != M.FINISHED for m in games):
         return
-    wins = draws = losses = 0
+    score = stats.Score()
     for m in games:
-        white = m.white_points
-        assert white is not None  # finished
-        mine = white if m.white_id == duel.candidate_id else 1.0 - white
-        wins += mine == 1.0
-        draws += mine == 0.5
-        losses += mine == 0.0
-    points = wins + draws / 2
+        score.add(m.result, "white" if m.white_id == duel.candidate_id else "black")
+    wins, draws, losses, points = score.wins, score.draws, score.losses, score.points
     # Exactly once: of two transactions settling the same pair, one changes the row.
     if not DuelPair.objects.filter(pk=pair.pk, status=PS.PLAYING).update(
         status=PS.COUNTED, points=points

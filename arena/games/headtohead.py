@@ -67,12 +67,7 @@ def head_to_head(a: Bot, b: Bot, variant: str = "") -> HeadToHead:
         .annotate(n=Count("pk"))
         .order_by()
     )
-    wins = draws = losses = 0
+    score = stats.Score()
     for white_bot, result, n in grouped:
-        if result == Match.Result.DRAW:
-            draws += n
-        elif (result == Match.Result.WHITE) == (white_bot == a.pk):
-            wins += n
-        else:
-            losses += n
-    return HeadToHead(a, b, variant, wins, draws, losses)
+        score.add(result, "white" if white_bot == a.pk else "black", n)
+    return HeadToHead(a, b, variant, score.wins, score.draws, score.losses)

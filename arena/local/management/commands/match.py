@@ -209,19 +209,13 @@ class Command(BaseCommand):
     def _summary(
         self, a_name: str, b_name: str, done: list[FinishedGame], seconds: float, out: Path
     ) -> None:
-        wins = draws = losses = 0
+        score = stats.Score()
         for g in done:
-            score = _a_score(g)
-            if score == 1:
-                wins += 1
-            elif score == 0:
-                losses += 1
-            else:
-                draws += 1
-        n = len(done)
+            score.add(g.result, _a_side(g))
+        wins, draws, losses, n = score.wins, score.draws, score.losses, score.games
         w = self.stdout.write
         w("")
-        pct = (wins + draws / 2) / n if n else 0.0
+        pct = score.points / n if n else 0.0
         w(f"Score of {a_name} vs {b_name}: {wins} - {losses} - {draws}  [{pct:.3f}] {n}")
         if n:
             e = stats.trinomial_estimate(wins, draws, losses)
@@ -269,9 +263,14 @@ def _parse_sprt(text: str | None, alpha: float, beta: float) -> _Sprt | None:
     return _Sprt(elo0, elo1, alpha, beta)
 
 
+def _a_side(game: FinishedGame) -> str:
+    """A's colour in a game: A has White in the odd-numbered games."""
+    return "white" if game.number % 2 == 1 else "black"
+
+
 def _a_score(game: FinishedGame) -> float:
-    """A's points in a game: A has White in the odd-numbered games."""
-    return game.white_score if game.number % 2 == 1 else 1 - game.white_score
+    """A's points in a game."""
+    return stats.points(game.result, _a_side(game))
 
 
 def _counts(r: stats.SprtResult) -> str:
