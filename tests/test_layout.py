@@ -280,6 +280,26 @@ def test_the_referee_imports_no_django():
                 assert name == "arena.stats" or name.startswith("arena.stats."), where
 
 
+def test_the_statistics_load_without_django_or_celery():
+    """``arena.stats`` loads on NumPy and SciPy alone (the project package's own ``__init__``,
+    which loads the Celery app, is left out): every page and the command line can use it."""
+    code = (
+        "import sys, types\n"
+        "package = types.ModuleType('arena')\n"
+        "package.__path__ = [sys.argv[1]]\n"
+        "sys.modules['arena'] = package\n"
+        "import arena.stats\n"
+        "assert arena.stats.trinomial_estimate(3, 0, 1).los > 0.87\n"
+        "loaded = sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('django', 'celery', 'kombu', 'rest_framework'))\n"
+        "assert not loaded, loaded\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code, str(ROOT / "arena")], capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+
+
 def test_the_statistics_import_only_numpy_and_scipy():
     """arena/stats/ is plain Python on NumPy and SciPy, which every page and the command line
     share: no Django, no Celery, nothing else of the arena."""
