@@ -58,9 +58,10 @@ def mypy(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_engine_and_referee_type_check_strictly() -> None:
-    """mypy --strict on the rules library and the referee: plain Python, typed all through."""
-    run = mypy("--strict", "engine", "arena/referee")
+def test_the_plain_python_libraries_type_check_strictly() -> None:
+    """mypy --strict on the rules library, the referee and the statistics: plain Python, typed
+    all through."""
+    run = mypy("--strict", "engine", "arena/referee", "arena/stats")
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
 
 
@@ -139,9 +140,8 @@ LAYERS: list[tuple[str, ...]] = [
         "arena.env",
         "arena.jsontypes",
         "arena.privacy",
-        "arena.rating",
         "arena.replay",
-        "arena.sprt",
+        "arena.stats",
     ),
     ("arena.jobs", "arena.throttles"),
     ("arena.notifications",),
@@ -278,4 +278,37 @@ def test_the_referee_imports_no_django():
             where = f"{path.relative_to(ROOT)} imports {name}"
             assert name.split(".")[0] not in ("django", "celery", "rest_framework"), where
             if name.startswith("arena.") and not name.startswith("arena.referee"):
-                assert name == "arena.rating", where
+                assert name == "arena.stats" or name.startswith("arena.stats."), where
+
+
+def test_the_statistics_load_without_django_or_celery():
+    """``arena.stats`` loads on NumPy and SciPy alone (the project package's own ``__init__``,
+    which loads the Celery app, is left out): every page and the command line can use it."""
+    code = (
+        "import sys, types\n"
+        "package = types.ModuleType('arena')\n"
+        "package.__path__ = [sys.argv[1]]\n"
+        "sys.modules['arena'] = package\n"
+        "import arena.stats\n"
+        "assert arena.stats.trinomial_estimate(3, 0, 1).los > 0.87\n"
+        "loaded = sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('django', 'celery', 'kombu', 'rest_framework'))\n"
+        "assert not loaded, loaded\n"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code, str(ROOT / "arena")], capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+
+
+def test_the_statistics_import_only_numpy_and_scipy():
+    """arena/stats/ is plain Python on NumPy and SciPy, which every page and the command line
+    share: no Django, no Celery, nothing else of the arena."""
+    allowed = set(sys.stdlib_module_names) | {"numpy", "scipy"}
+    for path in (ROOT / "arena" / "stats").rglob("*.py"):
+        for name in absolute_imports(path):
+            where = f"{path.relative_to(ROOT)} imports {name}"
+            if name.startswith("arena."):
+                assert name.startswith("arena.stats."), where
+            else:
+                assert name.split(".")[0] in allowed, where

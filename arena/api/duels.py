@@ -14,7 +14,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from arena import sprt
+from arena import stats
 from arena.api.serializers import (
     DetailSerializer,
     FilterSerializer,
@@ -140,7 +140,7 @@ class DuelSerializer(serializers.ModelSerializer):
         return _absolute(self, reverse("api-duel-detail", args=[obj.pk]))
 
 
-def _estimate(e: sprt.Estimate) -> dict[str, float | None]:
+def _estimate(e: stats.Estimate) -> dict[str, float | None]:
     return {
         "elo": _finite(e.elo),
         "low": _finite(e.low),
@@ -260,10 +260,10 @@ class DuelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
                     opponent,
                     variant=v["variant"],
                     time_control=v.get("time_control"),
-                    elo0=v.get("elo0", sprt.DEFAULT_ELO0),
-                    elo1=v.get("elo1", sprt.DEFAULT_ELO1),
-                    alpha=v.get("alpha", sprt.DEFAULT_ALPHA),
-                    beta=v.get("beta", sprt.DEFAULT_BETA),
+                    elo0=v.get("elo0", stats.DEFAULT_ELO0),
+                    elo1=v.get("elo1", stats.DEFAULT_ELO1),
+                    alpha=v.get("alpha", stats.DEFAULT_ALPHA),
+                    beta=v.get("beta", stats.DEFAULT_BETA),
                     games=v.get("games"),
                     max_games=v.get("max_games"),
                 )

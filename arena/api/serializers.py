@@ -433,8 +433,8 @@ class DetailSerializer(serializers.Serializer):
 
 class StandingSerializer(serializers.Serializer):
     rank = serializers.IntegerField()
-    bot = serializers.CharField(source="entry.version.bot.name")
-    version = serializers.IntegerField(source="entry.version.number")
+    bot = serializers.CharField(source="player.version.bot.name")
+    version = serializers.IntegerField(source="player.version.number")
     points = serializers.FloatField()
     games = serializers.IntegerField()
     wins = serializers.IntegerField()

@@ -1,11 +1,11 @@
 """Tests and challenges: one bot version against another, in colour-reversed pairs of games.
 
 A :class:`Duel` is a TEST (an owner's version against another version, usually a sequential
-probability ratio test, see :mod:`arena.sprt`) or a CHALLENGE (a user's version against someone
-else's bot, a fixed number of games). Its games are played in :class:`DuelPair` s: two matches
-from the same opening, the candidate white in the first and black in the second. Only pairs
-whose two games finished are counted (pentanomial counts, wins, draws, losses, the
-log-likelihood ratio); a pair with an aborted game is void and replaced. Only
+probability ratio test, see :mod:`arena.stats.sequential`) or a CHALLENGE (a user's version
+against someone else's bot, a fixed number of games). Its games are played in
+:class:`DuelPair` s: two matches from the same opening, the candidate white in the first and
+black in the second. Only pairs whose two games finished are counted (pentanomial counts, wins,
+draws, losses, the log-likelihood ratio); a pair with an aborted game is void and replaced. Only
 :mod:`arena.duels.services` changes a duel's status or its counts.
 """
 
@@ -16,7 +16,7 @@ from django.db import models
 from django.db.models import Q
 from django.urls import reverse
 
-from arena import sprt
+from arena import stats
 from arena.bots.models import BotVersion
 from arena.games.models import Variant
 
@@ -144,15 +144,15 @@ class Duel(models.Model):
         """The log-likelihood ratio's (lower, upper) bounds of a sequential test."""
         if self.alpha is None or self.beta is None:
             return None
-        return sprt.bounds(self.alpha, self.beta)
+        return stats.bounds(self.alpha, self.beta)
 
     @property
-    def pentanomial(self) -> sprt.Estimate:
-        return sprt.pentanomial_estimate(self.counts)
+    def pentanomial(self) -> stats.Estimate:
+        return stats.pentanomial_estimate(self.counts)
 
     @property
-    def trinomial(self) -> sprt.Estimate:
-        return sprt.trinomial_estimate(self.wins, self.draws, self.losses)
+    def trinomial(self) -> stats.Estimate:
+        return stats.trinomial_estimate(self.wins, self.draws, self.losses)
 
 
 class DuelPair(models.Model):

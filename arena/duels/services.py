@@ -28,7 +28,7 @@ from django.db import transaction
 from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
-from arena import sprt, throttles
+from arena import stats, throttles
 from arena.bots import services as bots
 from arena.bots.models import Bot, BotVersion
 from arena.duels.models import Duel, DuelPair
@@ -140,10 +140,10 @@ def start_test(
     *,
     variant: str,
     time_control: str | None = None,
-    elo0: float = sprt.DEFAULT_ELO0,
-    elo1: float = sprt.DEFAULT_ELO1,
-    alpha: float = sprt.DEFAULT_ALPHA,
-    beta: float = sprt.DEFAULT_BETA,
+    elo0: float = stats.DEFAULT_ELO0,
+    elo1: float = stats.DEFAULT_ELO1,
+    alpha: float = stats.DEFAULT_ALPHA,
+    beta: float = stats.DEFAULT_BETA,
     games: int | None = None,
     max_games: int | None = None,
 ) -> Duel:
@@ -162,7 +162,7 @@ def start_test(
     else:
         budget = check_games(max_games if max_games is not None else most, most)
         try:
-            sprt.bounds(alpha, beta)
+            stats.bounds(alpha, beta)
         except ValueError as e:
             raise DuelError(str(e)) from None
         if not elo0 < elo1:
@@ -291,15 +291,10 @@ def _settle_pair(duel: Duel, number: int) -> None:
         return
     if len(games) != 2 or any(m.status != M.FINISHED for m in games):
         return
-    wins = draws = losses = 0
+    score = stats.Score()
     for m in games:
-        white = m.white_points
-        assert white is not None  # finished
-        mine = white if m.white_id == duel.candidate_id else 1.0 - white
-        wins += mine == 1.0
-        draws += mine == 0.5
-        losses += mine == 0.0
-    points = wins + draws / 2
+        score.add(m.result, "white" if m.white_id == duel.candidate_id else "black")
+    wins, draws, losses, points = score.wins, score.draws, score.losses, score.points
     # Exactly once: of two transactions settling the same pair, one changes the row.
     if not DuelPair.objects.filter(pk=pair.pk, status=PS.PLAYING).update(
         status=PS.COUNTED, points=points
@@ -315,7 +310,7 @@ def _settle_pair(duel: Duel, number: int) -> None:
     duel.refresh_from_db()
     if duel.is_sprt:
         assert duel.elo0 is not None and duel.elo1 is not None
-        duel.llr = sprt.llr_pentanomial(duel.counts, duel.elo0, duel.elo1)
+        duel.llr = stats.llr_pentanomial(duel.counts, duel.elo0, duel.elo1)
         Duel.objects.filter(pk=duel.pk).update(llr=duel.llr)
 
 
@@ -324,8 +319,8 @@ def _continue(duel: Duel) -> None:
     counted = duel.pairs
     target = duel.target_games // 2
     if duel.is_sprt and duel.alpha is not None and duel.beta is not None:
-        verdict = sprt.verdict(duel.llr, duel.alpha, duel.beta)
-        if verdict is not sprt.Verdict.NONE:
+        verdict = stats.verdict(duel.llr, duel.alpha, duel.beta)
+        if verdict is not stats.Verdict.NONE:
             _finish(duel, verdict.value)
             return
     if counted >= target:
@@ -475,11 +470,11 @@ def stop_for_versions(version_ids: list[int]) -> int:
 # ----------------------------------------------------------------------------- reading
 
 
-def result(duel: Duel) -> sprt.SprtResult | None:
+def result(duel: Duel) -> stats.SprtResult | None:
     """The sequential test's figures (None for a fixed number of games)."""
     if duel.elo0 is None or duel.elo1 is None or duel.alpha is None or duel.beta is None:
         return None
-    return sprt.sprt(duel.counts, duel.elo0, duel.elo1, duel.alpha, duel.beta)
+    return stats.sprt(duel.counts, duel.elo0, duel.elo1, duel.alpha, duel.beta)
 
 
 def pairs_in_play(duel: Duel) -> int:

@@ -1,9 +1,9 @@
 """Head-to-head: how two bots did against each other, every version of each, in every game.
 
 The score counts every finished game between them (ladder, tournaments, tests, challenges;
-rated or not), from the first bot's side; the Elo difference and its 95% interval are those of
-that score (:func:`arena.sprt.trinomial_estimate`, the per-game figures of a test's page), and
-so is the likelihood of superiority.
+rated or not), from the first bot's side; the Elo difference, its 95% interval and the
+likelihood of superiority are those of that score (:func:`arena.stats.trinomial_estimate`, the
+per-game figures of a test's page and the leaderboard's LOS table).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from django.db.models import Count, Q, QuerySet
 
-from arena import sprt
+from arena import stats
 from arena.bots.models import Bot
 from arena.games.models import Match
 
@@ -41,9 +41,9 @@ class HeadToHead:
         return self.wins + self.draws / 2
 
     @property
-    def estimate(self) -> sprt.Estimate:
+    def estimate(self) -> stats.Estimate:
         """``a``'s Elo advantage over ``b``, its 95% interval, score and LOS."""
-        return sprt.trinomial_estimate(self.wins, self.draws, self.losses)
+        return stats.trinomial_estimate(self.wins, self.draws, self.losses)
 
 
 def _between(a: Bot, b: Bot, variant: str) -> QuerySet[Match]:
@@ -67,12 +67,7 @@ def head_to_head(a: Bot, b: Bot, variant: str = "") -> HeadToHead:
         .annotate(n=Count("pk"))
         .order_by()
     )
-    wins = draws = losses = 0
+    score = stats.Score()
     for white_bot, result, n in grouped:
-        if result == Match.Result.DRAW:
-            draws += n
-        elif (result == Match.Result.WHITE) == (white_bot == a.pk):
-            wins += n
-        else:
-            losses += n
-    return HeadToHead(a, b, variant, wins, draws, losses)
+        score.add(result, "white" if white_bot == a.pk else "black", n)
+    return HeadToHead(a, b, variant, score.wins, score.draws, score.losses)

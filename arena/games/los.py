@@ -2,16 +2,17 @@
 
 For each two of the top versions, the chance that the row's version is the stronger one, from
 their games against each other: the rated results that the pair counts (:class:`PairStats`)
-already hold, both colours added up, through cutechess's formula
-(:func:`arena.rating.likelihood_of_superiority`, which uses the decisive games only: draws say
-nothing about who is stronger). Two versions without a decisive game between them have no LOS.
+already hold, both colours added up, through the one estimate every page uses
+(:func:`arena.stats.trinomial_estimate`: draws count as half points), so that the same games
+show the same LOS here and on the head-to-head page. Two versions that never played each other
+have no LOS.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from arena import rating
+from arena import stats
 from arena.games import ratings
 from arena.games.models import PairStats, Rating
 
@@ -21,8 +22,7 @@ TOP = 10
 
 @dataclass(frozen=True)
 class Cell:
-    """The row version's results against the column's, and its LOS (None without a decisive
-    game)."""
+    """The row version's results against the column's, and its LOS (None without a game)."""
 
     wins: int
     draws: int
@@ -30,9 +30,9 @@ class Cell:
 
     @property
     def los(self) -> float | None:
-        if self.wins + self.losses == 0:
+        if self.wins + self.draws + self.losses == 0:
             return None
-        return rating.likelihood_of_superiority(self.wins, self.losses)
+        return stats.trinomial_estimate(self.wins, self.draws, self.losses).los
 
 
 @dataclass(frozen=True)

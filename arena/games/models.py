@@ -191,10 +191,6 @@ class Match(ClaimedWork):
         return self.Result(self.result).label if self.result else "*"
 
     @property
-    def white_points(self) -> float | None:
-        return {"white": 1.0, "black": 0.0, "draw": 0.5}.get(self.result)
-
-    @property
     def is_over(self) -> bool:
         return self.status in (self.Status.FINISHED, self.Status.ABORTED, self.Status.CANCELLED)
 

@@ -1,4 +1,4 @@
-"""Ratings: fitted from the per-pair result counts with :mod:`arena.rating`, cached per variant.
+"""Ratings, cached per variant: fitted from the per-pair result counts (:mod:`arena.stats.rating`).
 
 A fit is a pure function of the finished rated results, so it can run at any time, as often as
 wanted: :func:`refresh` runs when new results arrived since the last fit (a periodic task),
@@ -19,9 +19,9 @@ from django.db import connection, transaction
 from django.db.models import Count, F, Q, QuerySet
 from django.utils import timezone
 
-from arena import rating
 from arena.bots.models import Bot, BotVersion
 from arena.games.models import Match, PairStats, Rating, RatingPoint, RatingState, Variant
+from arena.stats import rating
 
 log = logging.getLogger(__name__)
 

@@ -26,12 +26,13 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import engine
+from arena import stats
 from arena.referee.bots import BotError, BotSpec
 from arena.referee.match import GameConfig, GameResult, Referee, RefereeError, TimeControl
 from arena.referee.openings import opening
@@ -87,11 +88,11 @@ class FinishedGame:
 
     @property
     def white_score(self) -> float:
-        return {"white": 1.0, "black": 0.0, "draw": 0.5}[self.result]
+        return stats.points(self.result)
 
     @property
     def score_text(self) -> str:
-        return {"white": "1-0", "black": "0-1", "draw": "1/2-1/2"}[self.result]
+        return engine.Result(self.result).score
 
 
 def _safe(name: str) -> str:
@@ -380,6 +381,18 @@ class Tournament:
                 out.append((self.names[p.white], self.names[p.black], g.white_score))
         return out
 
+    def standings(self) -> list[stats.Standing[str]]:
+        """The standings after the finished games (:func:`arena.stats.standings`), best first,
+        by unique player name."""
+        return stats.standings(
+            self.names,
+            [
+                (self.names[p.white], self.names[p.black], self.games[p.number].result, 1)
+                for p in self.schedule
+                if p.number in self.games
+            ],
+        )
+
 
 def _unique_names(players: Sequence[BotSpec]) -> list[str]:
     names: list[str] = []
@@ -395,41 +408,24 @@ def _unique_names(players: Sequence[BotSpec]) -> list[str]:
 # ----------------------------------------------------------------------------- tables
 
 
-def cross_table(names: Sequence[str], results: Iterable[tuple[str, str, float]]) -> str:
-    """Points of each player (row) against each other (column), and in all.
+def cross_table(table: Sequence[stats.Standing[str]]) -> str:
+    """Points of each player (row) against each other (column), and in all, rows and columns in
+    the order of the standings ``table`` (:func:`arena.stats.cross_table`).
 
-    >>> print(cross_table(["a", "b"], [("a", "b", 1.0), ("b", "a", 0.5)]))
+    >>> table = stats.standings(["a", "b"], [("a", "b", "white", 1), ("b", "a", "draw", 1)])
+    >>> print(cross_table(table))
     player  a       b       score
-    a       .       1.5/2   1.5/2
-    b       0.5/2   .       0.5/2
+    a       x       1.5/2   1.5/2
+    b       0.5/2   x       0.5/2
     """
-    points: dict[tuple[str, str], float] = {}
-    games: dict[tuple[str, str], int] = {}
-    for white, black, score in results:
-        for me, other, pts in ((white, black, score), (black, white, 1 - score)):
-            points[(me, other)] = points.get((me, other), 0.0) + pts
-            games[(me, other)] = games.get((me, other), 0) + 1
+    names = [s.player for s in table]
     width = max(8, *(len(n) + 2 for n in names))
     head = "player".ljust(width) + "".join(n.ljust(width) for n in names) + "score"
     lines = [head]
-    for me in names:
-        cells = []
-        total = total_games = 0.0
-        for other in names:
-            if me == other:
-                cells.append(".".ljust(width))
-                continue
-            n = games.get((me, other), 0)
-            p = points.get((me, other), 0.0)
-            total += p
-            total_games += n
-            cells.append((f"{_num(p)}/{n}" if n else "-").ljust(width))
-        lines.append(me.ljust(width) + "".join(cells) + f"{_num(total)}/{int(total_games)}")
+    for s, cells in stats.cross_table(table):
+        row = "".join((cell or "-").ljust(width) for cell in cells)
+        lines.append(f"{s.player.ljust(width)}{row}{stats.format_points(s.points)}/{s.games}")
     return "\n".join(line.rstrip() for line in lines)
-
-
-def _num(x: float) -> str:
-    return f"{x:g}"
 
 
 def format_elo(value: float, error: float | None = None) -> str:
@@ -446,10 +442,8 @@ def format_elo(value: float, error: float | None = None) -> str:
 
 
 def rating_table(results: Sequence[tuple[str, str, float]], names: Sequence[str]) -> str:
-    """Ratings fitted to the results (arena.rating.fit), strongest first, mean 0."""
-    from arena.rating import fit
-
-    ratings = fit(results) if results else []
+    """Ratings fitted to the results (:func:`arena.stats.fit`), strongest first, mean 0."""
+    ratings = stats.fit(results) if results else []
     rated = {r.name for r in ratings}
     width = max(8, *(len(n) + 2 for n in names))
     lines = ["rank  " + "player".ljust(width) + "elo          games  score"]

@@ -15,7 +15,7 @@ import random
 import re
 import zipfile
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TypeGuard
 
 from django.conf import settings
@@ -25,7 +25,7 @@ from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
-from arena import throttles
+from arena import stats, throttles
 from arena.bots.models import Bot, BotVersion
 from arena.games import downloads, privacy
 from arena.games.models import Match, MatchRecord, Variant
@@ -191,7 +191,11 @@ def announce_finished(tournament: Tournament) -> None:
     entrants (each once), with the winner; sent once the transaction commits."""
     table = standings(tournament)
     top = table[0] if table else None
-    winner = f"{top.entry.version.label} won with {_num(top.points)} points" if top else ""
+    winner = (
+        f"{top.player.version.label} won with {stats.format_points(top.points)} points"
+        if top
+        else ""
+    )
     text = f"{tournament.name} ({tournament.get_variant_display()}) finished"
     text += f": {winner} in {top.games} games." if top else "."
     if tournament.status == TS.INCOMPLETE:
@@ -200,7 +204,7 @@ def announce_finished(tournament: Tournament) -> None:
             f" It is incomplete: {missing} game{'s' if missing != 1 else ''} could not be"
             " played (the arena failed them); its organiser may have them played again."
         )
-    users = [tournament.organiser_id] + [s.entry.version.bot.owner_id for s in table]
+    users = [tournament.organiser_id] + [s.player.version.bot.owner_id for s in table]
     for user_id in dict.fromkeys(users):
         notify(
             user_id,
@@ -213,7 +217,7 @@ def announce_finished(tournament: Tournament) -> None:
                 "name": tournament.name,
                 "variant": tournament.variant,
                 "standings": [
-                    {"rank": s.rank, "version": s.entry.version.label, "points": s.points}
+                    {"rank": s.rank, "version": s.player.version.label, "points": s.points}
                     for s in table
                 ],
             },
@@ -287,22 +291,8 @@ def cancel(user: User | AnonymousUser, tournament: Tournament) -> bool:
 # ----------------------------------------------------------------------------- tables
 
 
-@dataclass
-class Standing:
-    entry: Entry
-    games: int = 0
-    wins: int = 0
-    draws: int = 0
-    losses: int = 0
-    points: float = 0.0
-    tiebreak: float = 0.0
-    rank: int = 0
-    #: Points against each other entrant (by entry id): (points, games).
-    against: dict[int, tuple[float, int]] = field(default_factory=dict)
-
-    @property
-    def percent(self) -> float:
-        return 100.0 * self.points / self.games if self.games else 0.0
+#: A row of a tournament's standings: the entry is its player.
+Standing = stats.Standing[Entry]
 
 
 @dataclass
@@ -355,55 +345,27 @@ def progress(tournament: Tournament) -> Progress:
 
 
 def standings(tournament: Tournament) -> list[Standing]:
-    """Points table, best first: points, then Sonneborn-Berger, then wins. Each row also has
-    its cross-table cells (``against``)."""
+    """Points table, best first: points, then Sonneborn-Berger, then wins, then seed
+    (:func:`arena.stats.standings`). Each row also has its score against each other entry
+    (``against``)."""
     entries = list(tournament.entries.select_related("version__bot__owner").order_by("seed"))
-    rows = {e.version_id: Standing(e) for e in entries}
+    by_version = {e.version_id: e for e in entries}
     grouped = (
         Match.objects.filter(tournament=tournament, status=M.FINISHED)
         .values_list("white_id", "black_id", "result")
         .annotate(n=Count("pk"))
         .order_by()
     )
-    for white, black, result, n in grouped:
-        w_points = {"white": 1.0, "draw": 0.5, "black": 0.0}[result]
-        for me, other, mine in ((white, black, w_points), (black, white, 1.0 - w_points)):
-            s = rows[me]
-            s.games += n
-            s.points += mine * n
-            s.wins += n if mine == 1.0 else 0
-            s.draws += n if mine == 0.5 else 0
-            s.losses += n if mine == 0.0 else 0
-            oid = rows[other].entry.pk
-            p, g = s.against.get(oid, (0.0, 0))
-            s.against[oid] = (p + mine * n, g + n)
-    by_entry = {s.entry.pk: s for s in rows.values()}
-    for s in rows.values():
-        s.tiebreak = sum(p / g * by_entry[oid].points for oid, (p, g) in s.against.items() if g)
-    table = sorted(rows.values(), key=lambda s: (-s.points, -s.tiebreak, -s.wins, s.entry.seed))
-    for i, s in enumerate(table, 1):
-        s.rank = i
-    return table
+    return stats.standings(
+        entries, [(by_version[w], by_version[b], result, n) for w, b, result, n in grouped]
+    )
 
 
 def crosstable(table: list[Standing]) -> list[tuple[Standing, list[str]]]:
     """Each standing with its row of cells against the others, in standings order:
-    ``"1.5/2"``, ``""`` when they have not played, ``"x"`` on the diagonal."""
-    out = []
-    for s in table:
-        cells = []
-        for other in table:
-            if other is s:
-                cells.append("x")
-                continue
-            p, g = s.against.get(other.entry.pk, (0.0, 0))
-            cells.append(f"{_num(p)}/{g}" if g else "")
-        out.append((s, cells))
-    return out
-
-
-def _num(x: float) -> str:
-    return f"{x:g}"
+    ``"1.5/2"``, ``""`` when they have not played, ``"x"`` on the diagonal
+    (:func:`arena.stats.cross_table`)."""
+    return stats.cross_table(table)
 
 
 # ----------------------------------------------------------------------------- archive
@@ -446,15 +408,8 @@ def archive(tournament: Tournament, user: privacy.Viewer = None) -> bytes:
 
 def standings_text(tournament: Tournament, table: list[Standing]) -> str:
     p = progress(tournament)
-    lines = [
+    title = (
         f"{tournament.name} ({tournament.get_variant_display()}, {tournament.time_control}, "
-        f"{tournament.games_per_pair} games per pairing): {p.summary()}",
-        "",
-        f"{'#':>3}  {'bot':<30} {'points':>7} {'games':>6} {'+':>4} {'=':>4} {'-':>4}",
-    ]
-    for s in table:
-        lines.append(
-            f"{s.rank:>3}  {s.entry.version.label:<30} {_num(s.points):>7} {s.games:>6} "
-            f"{s.wins:>4} {s.draws:>4} {s.losses:>4}"
-        )
-    return "\n".join(lines) + "\n"
+        f"{tournament.games_per_pair} games per pairing): {p.summary()}"
+    )
+    return f"{title}\n\n{stats.standings_text(table, lambda e: e.version.label)}\n"

@@ -14,7 +14,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from arena import sprt, throttles
+from arena import stats, throttles
 from arena.bots import services as bots
 from arena.bots.models import Bot
 from arena.duels import services as duels
@@ -158,10 +158,10 @@ def test_create(request: AuthenticatedHttpRequest, name: str) -> HttpResponse:
                     d["opponent"],
                     variant=d["variant"],
                     time_control=d["time_control"],
-                    elo0=given("elo0", sprt.DEFAULT_ELO0),
-                    elo1=given("elo1", sprt.DEFAULT_ELO1),
-                    alpha=given("alpha", sprt.DEFAULT_ALPHA),
-                    beta=given("beta", sprt.DEFAULT_BETA),
+                    elo0=given("elo0", stats.DEFAULT_ELO0),
+                    elo1=given("elo1", stats.DEFAULT_ELO1),
+                    alpha=given("alpha", stats.DEFAULT_ALPHA),
+                    beta=given("beta", stats.DEFAULT_BETA),
                     games=d["games"] if fixed else None,
                     max_games=None if fixed else d["max_games"],
                 )

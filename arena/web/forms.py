@@ -9,7 +9,7 @@ from django.conf import settings
 from django.contrib.auth.forms import UserCreationForm
 from django.db.models import OuterRef, Subquery
 
-from arena import sprt
+from arena import stats
 from arena.bots import services as bot_services
 from arena.bots.models import (
     DESCRIPTION_MAX_LENGTH,
@@ -189,21 +189,21 @@ class TestForm(DuelForm):
     )
     elo0 = forms.FloatField(
         required=False,
-        initial=sprt.DEFAULT_ELO0,
+        initial=stats.DEFAULT_ELO0,
         label="elo0",
         help_text="H0: the candidate is this many Elo stronger (or less).",
     )
     elo1 = forms.FloatField(
         required=False,
-        initial=sprt.DEFAULT_ELO1,
+        initial=stats.DEFAULT_ELO1,
         label="elo1",
         help_text="H1: it is at least this many Elo stronger. Wider bounds decide sooner.",
     )
     alpha = forms.FloatField(
-        required=False, initial=sprt.DEFAULT_ALPHA, help_text="False positive rate."
+        required=False, initial=stats.DEFAULT_ALPHA, help_text="False positive rate."
     )
     beta = forms.FloatField(
-        required=False, initial=sprt.DEFAULT_BETA, help_text="False negative rate."
+        required=False, initial=stats.DEFAULT_BETA, help_text="False negative rate."
     )
     max_games = forms.IntegerField(
         required=False,

@@ -12,7 +12,6 @@ import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
-from arena import rating
 from arena.bots import services as bot_services
 from arena.bots.models import BotVersion
 from arena.duels import services as duels
@@ -22,6 +21,7 @@ from arena.games import services as games
 from arena.games.models import Match, RatingPoint
 from arena.jobs import claims
 from arena.notifications import services as notifications
+from arena.stats import trinomial_estimate
 from arena.tournaments.models import Entry, Tournament
 from arena.web.plots import Series, history_svg
 from tests.arena.conftest import make_version
@@ -490,7 +490,7 @@ def test_the_los_table_compares_the_top_versions_from_their_pair_counts(
     assert t.cells[0][0] is None and t.cells[1][1] is None
     s_m = t.cells[0][1]
     assert s_m is not None and (s_m.wins, s_m.draws, s_m.losses) == (5, 1, 2)
-    assert s_m.los == pytest.approx(rating.likelihood_of_superiority(5, 2))
+    assert s_m.los == pytest.approx(trinomial_estimate(5, 1, 2).los)
     m_s = t.cells[1][0]
     assert m_s is not None and (m_s.wins, m_s.losses) == (2, 5)
     assert m_s.los == pytest.approx(1 - s_m.los)
@@ -516,9 +516,32 @@ def test_the_leaderboard_shows_the_los_table(user: Any, anchor: Any) -> None:
     ratings.refresh("yinsh")
     page = Client().get("/leaderboard/yinsh/").content.decode()
     assert "Likelihood of superiority (top 2)" in page
-    expected = rating.likelihood_of_superiority(5, 2)
+    expected = trinomial_estimate(5, 0, 2).los
     assert f"{100 * expected:.1f}%" in page and f"{100 * (1 - expected):.1f}%" in page
     assert 'title="+5 =0 \u22122"' in page
+
+
+def test_the_los_table_and_the_head_to_head_page_agree_on_the_same_games(
+    user: Any, anchor: Any
+) -> None:
+    """3 wins and a loss, both colours: one estimate, one LOS (87.6%, draws or not), on the
+    leaderboard's table and on the head-to-head page alike."""
+    strong = make_version(user, "strong")
+    results({(strong, anchor): (2, 0, 1), (anchor, strong): (0, 0, 1)})
+    ratings.refresh("yinsh")
+    table = los.table("yinsh")
+    i, j = (
+        next(k for k, r in enumerate(table.rows) if r.version_id == v.pk) for v in (strong, anchor)
+    )
+    cell = table.cells[i][j]
+    assert cell is not None and (cell.wins, cell.draws, cell.losses) == (3, 0, 1)
+    h2h = headtohead.head_to_head(strong.bot, anchor.bot)
+    assert (h2h.wins, h2h.draws, h2h.losses) == (3, 0, 1)
+    assert cell.los == h2h.estimate.los == pytest.approx(0.8759, abs=1e-4)
+    leaderboard = Client().get("/leaderboard/yinsh/").content.decode()
+    page = Client().get(f"/head-to-head/?a={strong.bot.name}&b={anchor.bot.name}").content.decode()
+    assert 'title="+3 =0 \u22121">87.6%' in leaderboard
+    assert "87.6%" in page
 
 
 # ----------------------------------------------------------------------------- rating bands

@@ -16,18 +16,22 @@ from django.core.exceptions import PermissionDenied
 from django.test import Client
 
 import engine
+from arena import stats
 from arena.games import services as games
 from arena.games.models import Match, MatchRecord
 from arena.jobs import claims
-from arena.referee.match import GameResult
+from arena.referee.match import GameResult, TimeControl
 from arena.referee.openings import opening
 from arena.referee.outcomes import Failure
 from arena.referee.schedule import round_robin
+from arena.referee.tournament import FinishedGame
+from arena.referee.tournament import Tournament as LocalTournament
 from arena.tournaments import services
 from arena.tournaments.models import Tournament
 from tests.arena.conftest import make_version
 from tests.arena.test_matches import fake_result
 from tests.engine.helpers import ROOT, random_game
+from tests.referee.games import builtin
 
 M = Match.Status
 
@@ -238,7 +242,7 @@ def test_standings_and_crosstable_follow_the_results(user: Any, entrants: list[A
             result = "draw"
         finish_one(m, result)
     table = services.standings(t)
-    assert [s.entry.version_id for s in table][0] == a.pk
+    assert [s.player.version_id for s in table][0] == a.pk
     assert (table[0].points, table[0].wins, table[0].games) == (4.0, 4, 4)
     assert table[1].points == table[2].points == 1.0
     cross = services.crosstable(table)
@@ -246,6 +250,54 @@ def test_standings_and_crosstable_follow_the_results(user: Any, entrants: list[A
     assert cross[1][1][0] == "0/2"
     progress = services.progress(t)
     assert (progress.total, progress.done, progress.percent) == (6, 6, 100.0)
+
+
+#: The result of each game of the next test, by the entrants' places (white, black).
+RESULTS = {
+    (0, 1): "white", (1, 0): "draw", (0, 2): "black", (2, 0): "white", (0, 3): "white",
+    (3, 0): "black", (1, 2): "draw", (2, 1): "black", (1, 3): "white", (3, 1): "draw",
+    (2, 3): "black", (3, 2): "white",
+}  # fmt: skip
+
+
+@pytest.mark.django_db
+def test_the_site_and_the_local_tournament_rank_the_same_games_alike(
+    user: Any, entrants: list[Any], tmp_path: Path
+) -> None:
+    """The site's tournament and ``manage.py tournament`` count with the one standings
+    function: the same games give the same points, tie-breaks, ranks and cross-table."""
+    t = start(user, entrants, games_per_pair=2)
+    place = {v.pk: i for i, v in enumerate(entrants)}
+    for m in list(t.matches.order_by("round", "pk")):
+        Match.objects.filter(pk=m.pk).update(status=M.QUEUED)
+        finish_one(m, RESULTS[place[m.white_id], place[m.black_id]])
+    local = LocalTournament(
+        tmp_path, [builtin("random")] * 4, "blitz", TimeControl.parse("5+0.1"), 1, seed=1
+    )
+    for p in local.schedule:
+        local.games[p.number] = FinishedGame(
+            p.number,
+            local.names[p.white],
+            local.names[p.black],
+            RESULTS[p.white, p.black],
+            "rows",
+            "",
+            None,
+            0.0,
+        )
+    site_table, local_table = services.standings(t), local.standings()
+
+    def rows(table: list[Any], where: Any) -> list[tuple[Any, ...]]:
+        return [
+            (s.rank, where(s.player), s.points, s.games, s.wins, s.draws, s.losses, s.tiebreak)
+            for s in table
+        ]
+
+    assert rows(site_table, lambda e: place[e.version_id]) == rows(local_table, local.names.index)
+    assert len({s.points for s in site_table}) < 4  # a tie the tie-breaks settle
+    assert [cells for _, cells in services.crosstable(site_table)] == [
+        cells for _, cells in stats.cross_table(local_table)
+    ]
 
 
 @pytest.mark.django_db

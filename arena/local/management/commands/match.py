@@ -14,12 +14,11 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from arena import sprt
+from arena import stats
 from arena.local import cli
-from arena.rating import elo_diff
 from arena.referee.match import GameConfig, GameResult, Referee
 from arena.referee.openings import opening
-from arena.referee.tournament import FinishedGame, Job, format_elo, run_games
+from arena.referee.tournament import FinishedGame, Job, run_games
 
 #: The game budget of an SPRT test when --games is not given.
 SPRT_GAMES = 2000
@@ -36,7 +35,7 @@ class _Sprt:
     #: The candidate's (A's) points in each game of a pair, by pair number.
     games: dict[int, dict[int, float]] = field(default_factory=dict)
     pair_points: list[float] = field(default_factory=list)
-    result: sprt.SprtResult | None = None
+    result: stats.SprtResult | None = None
 
     def add(self, number: int, a_score: float) -> bool:
         """Count a finished game (1-based number); True when it completed a pair."""
@@ -46,14 +45,14 @@ class _Sprt:
         if len(seen) < 2:
             return False
         self.pair_points.append(sum(seen.values()))
-        self.result = sprt.sprt(
-            sprt.pentanomial(self.pair_points), self.elo0, self.elo1, self.alpha, self.beta
+        self.result = stats.sprt(
+            stats.pentanomial(self.pair_points), self.elo0, self.elo1, self.alpha, self.beta
         )
         return True
 
     @property
     def decided(self) -> bool:
-        return self.result is not None and self.result.verdict is not sprt.Verdict.NONE
+        return self.result is not None and self.result.verdict is not stats.Verdict.NONE
 
 
 class Command(BaseCommand):
@@ -91,13 +90,13 @@ class Command(BaseCommand):
             metavar="ELO0,ELO1",
             default=None,
             help=f"test H0 'A is ELO0 Elo stronger' against H1 'ELO1 stronger' "
-            f"(e.g. {sprt.DEFAULT_ELO0:g},{sprt.DEFAULT_ELO1:g})",
+            f"(e.g. {stats.DEFAULT_ELO0:g},{stats.DEFAULT_ELO1:g})",
         )
         parser.add_argument(
-            "--alpha", type=float, default=sprt.DEFAULT_ALPHA, help="false H1 rate (0.05)"
+            "--alpha", type=float, default=stats.DEFAULT_ALPHA, help="false H1 rate (0.05)"
         )
         parser.add_argument(
-            "--beta", type=float, default=sprt.DEFAULT_BETA, help="false H0 rate (0.05)"
+            "--beta", type=float, default=stats.DEFAULT_BETA, help="false H0 rate (0.05)"
         )
         parser.add_argument("--out", type=Path, default=None, help="folder for the game files")
         parser.add_argument("--concurrency", type=int, default=1, help="games at once")
@@ -152,7 +151,7 @@ class Command(BaseCommand):
             what = f"{games} games" if test is None else f"an SPRT of at most {games} games"
             w(f"Match: {a.label} vs {b.label}, {what} of {variant} at {tc}, seed {seed}")
             if test is not None:
-                lower, upper = sprt.bounds(test.alpha, test.beta)
+                lower, upper = stats.bounds(test.alpha, test.beta)
                 w(
                     f"SPRT: H0 elo {test.elo0:g}, H1 elo {test.elo1:g}, alpha {test.alpha:g}, "
                     f"beta {test.beta:g}; LLR bounds ({lower:.2f}, {upper:.2f})"
@@ -210,30 +209,27 @@ class Command(BaseCommand):
     def _summary(
         self, a_name: str, b_name: str, done: list[FinishedGame], seconds: float, out: Path
     ) -> None:
-        wins = draws = losses = 0
+        score = stats.Score()
         for g in done:
-            score = _a_score(g)
-            if score == 1:
-                wins += 1
-            elif score == 0:
-                losses += 1
-            else:
-                draws += 1
-        n = len(done)
+            score.add(g.result, _a_side(g))
+        wins, draws, losses, n = score.wins, score.draws, score.losses, score.games
         w = self.stdout.write
         w("")
-        pct = (wins + draws / 2) / n if n else 0.0
+        pct = score.points / n if n else 0.0
         w(f"Score of {a_name} vs {b_name}: {wins} - {losses} - {draws}  [{pct:.3f}] {n}")
         if n:
-            diff, error = elo_diff(wins, draws, losses)
-            w(f"Elo difference: {format_elo(diff, error)} (95% error bars)")
+            e = stats.trinomial_estimate(wins, draws, losses)
+            w(
+                f"Elo difference: {_elo(e.elo)} [{_elo(e.low)}, {_elo(e.high)}] (per game, 95%), "
+                f"LOS {100 * e.los:.1f}%"
+            )
             ends = Counter(g.termination for g in done)
             w("Terminations: " + ", ".join(f"{k} {v}" for k, v in ends.most_common()))
         w(f"{n} games in {seconds:.1f} s; records and transcripts in {out}")
 
     def _verdict(self, test: _Sprt, games: int) -> None:
         w = self.stdout.write
-        r = test.result or sprt.sprt((0, 0, 0, 0, 0), test.elo0, test.elo1, test.alpha, test.beta)
+        r = test.result or stats.sprt((0, 0, 0, 0, 0), test.elo0, test.elo1, test.alpha, test.beta)
         e = r.estimate
         if r.pairs:
             w(
@@ -242,9 +238,9 @@ class Command(BaseCommand):
                 f"LOS {100 * e.los:.1f}%"
             )
         llr = f"{_llr(r)} [{test.elo0:g}, {test.elo1:g}]"
-        if r.verdict is sprt.Verdict.H1:
+        if r.verdict is stats.Verdict.H1:
             w(f"H1 accepted: {llr}")
-        elif r.verdict is sprt.Verdict.H0:
+        elif r.verdict is stats.Verdict.H0:
             w(f"H0 accepted: {llr}")
         else:
             w(f"No verdict: {llr} after {r.pairs} pairs of a budget of {games // 2}")
@@ -261,22 +257,27 @@ def _parse_sprt(text: str | None, alpha: float, beta: float) -> _Sprt | None:
     except ValueError:
         raise CommandError(f"--sprt takes ELO0,ELO1 (e.g. 0,5), not {text!r}") from None
     try:
-        sprt.sprt((0, 0, 0, 0, 0), elo0, elo1, alpha, beta)  # the same checks as the test's
+        stats.sprt((0, 0, 0, 0, 0), elo0, elo1, alpha, beta)  # the same checks as the test's
     except ValueError as e:
         raise CommandError(f"--sprt: {e}") from None
     return _Sprt(elo0, elo1, alpha, beta)
 
 
+def _a_side(game: FinishedGame) -> str:
+    """A's colour in a game: A has White in the odd-numbered games."""
+    return "white" if game.number % 2 == 1 else "black"
+
+
 def _a_score(game: FinishedGame) -> float:
-    """A's points in a game: A has White in the odd-numbered games."""
-    return game.white_score if game.number % 2 == 1 else 1 - game.white_score
+    """A's points in a game."""
+    return stats.points(game.result, _a_side(game))
 
 
-def _counts(r: sprt.SprtResult) -> str:
+def _counts(r: stats.SprtResult) -> str:
     return "-".join(str(c) for c in r.counts)
 
 
-def _llr(r: sprt.SprtResult) -> str:
+def _llr(r: stats.SprtResult) -> str:
     return f"LLR {r.llr:.2f} ({r.lower:.2f}, {r.upper:.2f})"
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from arena import stats
 from arena.local import cli
 from arena.referee.match import GameResult, Referee
 from arena.referee.tournament import (
@@ -25,10 +26,10 @@ from arena.referee.tournament import (
 class Command(BaseCommand):
     help = (
         "Play a round-robin tournament: every pair meets twice per round, once with each "
-        "colour, from the same opening. Prints a line per finished game, then a cross-table "
-        "and a rating table; writes every game and the tournament's state to --out. Ctrl-C "
-        "stops cleanly (running games are aborted and not counted); --resume continues from "
-        "--out."
+        "colour, from the same opening. Prints a line per finished game, then a cross-table, "
+        "the standings and a rating table; writes every game and the tournament's state to "
+        "--out. Ctrl-C stops cleanly (running games are aborted and not counted); --resume "
+        "continues from --out."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -117,8 +118,11 @@ class Command(BaseCommand):
                     report=report,
                 )
             results = tournament.results()
+            table = tournament.standings()
             w("")
-            w(cross_table(tournament.names, results))
+            w(cross_table(sorted(table, key=lambda s: s.seed)))
+            w("")
+            w(stats.standings_text(table))
             w("")
             w(rating_table(results, tournament.names))
             w(

@@ -29,8 +29,6 @@ strength) and is factorised in a narrow band, and the intervals come from the ba
     >>> ratings = {r.name: r for r in fit(games, anchor="b", anchor_elo=1000)}
     >>> round(ratings["a"].elo), ratings["b"].elo, ratings["b"].error
     (1188, 1000.0, 0.0)
-    >>> round(elo_diff(30, 0, 10)[0])
-    191
 """
 
 from __future__ import annotations
@@ -50,10 +48,11 @@ from scipy.sparse.csgraph import (  # type: ignore[import-untyped]  # SciPy ship
 )
 from scipy.sparse.linalg import splu  # type: ignore[import-untyped]  # SciPy ships no stubs
 
+from arena.stats.elo import Z95
+
 _K = math.log(10) / 400  # Elo points -> natural logistic scale
 #: Elo points -> the natural logistic scale :func:`fit_arrays` works on.
 ELO_SCALE = _K
-_Z95 = 1.959963984540054
 
 Floats = npt.NDArray[np.float64]
 Indices = npt.NDArray[np.int64]
@@ -271,7 +270,7 @@ def fit_arrays(
 
     # The curvature where the last step started (the last step was below 1e-10).
     variance = model.variance(solved, centred=fixed is None)
-    errors = _Z95 * np.sqrt(np.maximum(variance, 0.0)) / _K
+    errors = Z95 * np.sqrt(np.maximum(variance, 0.0)) / _K
     errors[(played == 0) & (np.arange(n) != fixed)] = math.inf
     elo = (x - x[ref]) / _K
     if fixed is None:
@@ -328,7 +327,7 @@ def fit_one(
         x += step
         if abs(step) < 1e-10:
             break
-    return x / _K, _Z95 / math.sqrt(curvature) / _K
+    return x / _K, Z95 / math.sqrt(curvature) / _K
 
 
 def _sums(index: Indices, weights: Floats, size: int) -> Floats:
@@ -615,28 +614,3 @@ def _banded_inverse_diagonal(factor: Floats) -> Floats:
         window[0, 0] = inverse_d[j] - low @ column
         out[j] = window[0, 0]
     return out
-
-
-def elo_diff(wins: int, draws: int, losses: int) -> tuple[float, float]:
-    """The Elo difference a match score implies, and its 95% error (as cutechess prints them).
-
-    A perfect or a zero score gives an infinite difference and a NaN error.
-    """
-    n = wins + draws + losses
-    if n == 0:
-        return 0.0, math.nan
-    s = (wins + draws / 2) / n
-    if s <= 0 or s >= 1:
-        return (math.inf if s >= 1 else -math.inf), math.nan
-    diff = -400 * math.log10(1 / s - 1)
-    var = (wins * (1 - s) ** 2 + draws * (0.5 - s) ** 2 + losses * s**2) / n
-    stderr = math.sqrt(var / n)
-    slope = 400 / (math.log(10) * s * (1 - s))
-    return diff, _Z95 * stderr * slope
-
-
-def likelihood_of_superiority(wins: int, losses: int) -> float:
-    """The chance that the first player is the stronger, from decisive games (cutechess's LOS)."""
-    if wins + losses == 0:
-        return 0.5
-    return 0.5 * (1 + math.erf((wins - losses) / math.sqrt(2 * (wins + losses))))

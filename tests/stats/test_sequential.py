@@ -1,6 +1,5 @@
 """Sequential tests on game pairs: hand-computed figures, the stopping rule and a simulation."""
 
-import doctest
 import math
 import random
 
@@ -8,49 +7,22 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-import arena.sprt
-from arena.sprt import (
+from arena.stats.elo import expected_score, pentanomial_estimate
+from arena.stats.sequential import (
     Verdict,
     bounds,
-    elo_of_score,
-    expected_score,
     llr_pentanomial,
     llr_trinomial,
     pentanomial,
-    pentanomial_estimate,
     sprt,
-    trinomial_estimate,
     verdict,
 )
-
-
-def test_the_module_examples_hold():
-    failures, tried = doctest.testmod(arena.sprt)
-    assert tried > 10 and failures == 0
 
 
 def test_bounds_are_the_logs_of_the_error_rates():
     lower, upper = bounds(0.05, 0.10)
     assert lower == pytest.approx(math.log(0.10 / 0.95))
     assert upper == pytest.approx(math.log(0.90 / 0.05))
-
-
-def test_expected_score_and_elo_are_inverses():
-    for elo in (-600, -35.5, 0, 5, 191, 800):
-        assert elo_of_score(expected_score(elo)) == pytest.approx(elo)
-
-
-def test_pentanomial_estimate_matches_a_hand_computation():
-    # Pairs scoring 0.25, 0.5, 0.75, 1 (normalised) 5, 10, 20 and 15 times.
-    e = pentanomial_estimate((0, 5, 10, 20, 15))
-    mean = (5 * 0.25 + 10 * 0.5 + 20 * 0.75 + 15 * 1.0) / 50  # 0.725
-    var = (5 * 0.25**2 + 10 * 0.5**2 + 20 * 0.75**2 + 15 * 1.0) / 50 - mean**2  # 0.055625
-    stderr = math.sqrt(var / 50)
-    assert e.score == pytest.approx(0.725)
-    assert e.elo == pytest.approx(-400 * math.log10(1 / 0.725 - 1))  # 168.4
-    assert e.low == pytest.approx(elo_of_score(mean - 1.959964 * stderr))
-    assert e.high == pytest.approx(elo_of_score(mean + 1.959964 * stderr))
-    assert e.los == pytest.approx(0.5 * (1 + math.erf((mean - 0.5) / stderr / math.sqrt(2))))
 
 
 def normal_approximation(counts, elo0, elo1):
@@ -114,12 +86,6 @@ def test_nothing_played_says_nothing():
     result = sprt((0, 0, 0, 0, 0))
     assert result.llr == 0 and result.verdict is Verdict.NONE and result.pairs == 0
     assert math.isnan(result.estimate.elo) and result.estimate.los == 0.5
-
-
-def test_symmetric_results_are_even():
-    e = pentanomial_estimate((3, 7, 20, 7, 3))
-    assert e.elo == 0 and e.los == pytest.approx(0.5) and e.low == pytest.approx(-e.high)
-    assert trinomial_estimate(10, 5, 10).elo == 0
 
 
 def test_the_verdict_follows_the_bounds():

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from arena import rating
-from arena.rating import elo_diff, fit, fit_counts, likelihood_of_superiority
+from arena.stats import rating
+from arena.stats.rating import fit, fit_counts
 
 K = math.log(10) / 400
 
@@ -149,17 +149,6 @@ def test_bad_input_is_refused():
     with pytest.raises(ValueError):
         fit_counts([("a", "b", 3, 4)])
     assert fit([]) == []
-
-
-def test_elo_difference_of_a_match_score():
-    diff, err = elo_diff(30, 0, 10)
-    assert diff == pytest.approx(190.85, abs=0.01)
-    assert 0 < err < 150
-    assert elo_diff(10, 0, 30)[0] == pytest.approx(-diff)
-    assert elo_diff(5, 10, 5) == (0.0, pytest.approx(elo_diff(5, 10, 5)[1]))
-    assert elo_diff(3, 0, 0)[0] == math.inf and math.isnan(elo_diff(3, 0, 0)[1])
-    assert likelihood_of_superiority(10, 10) == 0.5
-    assert likelihood_of_superiority(20, 5) > 0.99
 
 
 # ----------------------------------------------------------------------------- at scale

@@ -7,23 +7,21 @@ fastchess): a pair scores 0, 0.5, 1, 1.5 or 2 points for the candidate, and ``co
 number of pairs in which it scored ``i / 2``. Scores below are normalised to [0, 1] (a pair's
 score is ``i / 4``).
 
-* The Elo estimate is the logistic Elo of the mean score, ``-400 * log10(1 / s - 1)``; its 95%
-  interval maps the interval of the mean score, ``s +- 1.96 * sigma / sqrt(N)``, through the same
-  function (``sigma`` is the standard deviation of one pair's score, ``N`` the number of pairs).
-* LOS, the likelihood of superiority, is the chance that the candidate's true mean score is above
-  one half under the normal approximation of the mean: ``Phi((s - 0.5) / (sigma / sqrt(N)))``.
+* The Elo estimate, its 95% interval and the likelihood of superiority are the ones every page
+  shows (:func:`arena.stats.elo.pentanomial_estimate`).
 * The sequential probability ratio test (SPRT) weighs H0 "the candidate is ``elo0`` Elo stronger"
   against H1 "it is ``elo1`` Elo stronger" (logistic Elo), as the generalised SPRT of fishtest
   does, with the exact maximum-likelihood ratio rather than its normal approximation
-  ``N * (s1 - s0) * (2 * s - s0 - s1) / (2 * sigma ** 2)`` (the two agree when the mean score
-  lies near ``s0`` and ``s1``; the approximation overstates the evidence of a few pairs far from
-  them). With ``s0`` and ``s1`` the expected scores at ``elo0`` and ``elo1``, and ``q`` the
-  observed frequencies of the outcomes, the ratio is ``N * sum(q * ln(p1 / p0))`` where ``p0``
-  (``p1``) is the most likely distribution of the outcomes whose mean score is ``s0`` (``s1``).
-  So that a small sample where some outcome has not happened yet (every pair won, say) still
-  allows such a distribution, every empty count is replaced by 0.001 first, as fishtest does.
-  The test stops when the ratio leaves ``(ln(beta / (1 - alpha)), ln((1 - beta) / alpha))``:
-  below, H0 is accepted; above, H1 is.
+  ``N * (s1 - s0) * (2 * s - s0 - s1) / (2 * sigma ** 2)`` (``s`` is the mean score, ``sigma``
+  the standard deviation of one pair's score, ``N`` the number of pairs; the two agree when the
+  mean score lies near ``s0`` and ``s1``; the approximation overstates the evidence of a few
+  pairs far from them). With ``s0`` and ``s1`` the expected scores at ``elo0`` and ``elo1``,
+  and ``q`` the observed frequencies of the outcomes, the ratio is ``N * sum(q * ln(p1 / p0))``
+  where ``p0`` (``p1``) is the most likely distribution of the outcomes whose mean score is
+  ``s0`` (``s1``). So that a small sample where some outcome has not happened yet (every pair
+  won, say) still allows such a distribution, every empty count is replaced by 0.001 first, as
+  fishtest does. The test stops when the ratio leaves ``(ln(beta / (1 - alpha)), ln((1 - beta)
+  / alpha))``: below, H0 is accepted; above, H1 is.
 
 The defaults, ``elo0=0, elo1=5, alpha=beta=0.05``, are OpenBench's usual bounds for a quick
 "is the new version better?" test; fishtest's gainer bounds are narrower (``[0, 2]``) and need
@@ -31,8 +29,8 @@ many more games. However strong the candidate, a pair carries only so much evide
 hypotheses 5 Elo apart: such a test needs a couple of hundred pairs at least. Wider bounds
 (``[0, 50]``, say) settle a large difference in a few dozen pairs.
 
-The per-game (trinomial: wins, draws, losses) figures come from the same formulas with a game
-as the unit. They ignore the pairing, so their intervals are wider when openings matter.
+The per-game (trinomial: wins, draws, losses) ratio comes from the same method with a game as
+the unit. It ignores the pairing, so it weighs the evidence less well when openings matter.
 
     >>> result = sprt((0, 12, 78, 120, 90))
     >>> result.pairs, round(result.estimate.elo, 1), result.verdict
@@ -50,11 +48,19 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-#: The score a pair of games gives the candidate, by index of the pentanomial counts.
+from arena.stats.elo import (
+    GAME_SCORES,
+    PAIR_SCORES,
+    Estimate,
+    check_counts,
+    expected_score,
+    pentanomial_estimate,
+)
+
+#: The points a pair of games gives the candidate, by index of the pentanomial counts.
 PAIR_POINTS = (0.0, 0.5, 1.0, 1.5, 2.0)
 #: Every empty count counts as this many for the log-likelihood ratio (fishtest's value).
 EPSILON = 1e-3
-_Z95 = 1.959963984540054
 
 DEFAULT_ELO0 = 0.0
 DEFAULT_ELO1 = 5.0
@@ -68,21 +74,6 @@ class Verdict(enum.Enum):
     NONE = ""  # still undecided
     H0 = "H0"  # the candidate is not ``elo1`` stronger: accepted when the ratio falls below
     H1 = "H1"  # the candidate is at least about ``elo1`` stronger: accepted above
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """An Elo difference with its 95% interval, the mean score and the likelihood of superiority.
-
-    ``elo`` is infinite after a perfect (or a zero) score and NaN when nothing was played; the
-    interval ends are infinite where the score interval reaches 0 or 1.
-    """
-
-    elo: float
-    low: float
-    high: float
-    score: float
-    los: float
 
 
 @dataclass(frozen=True)
@@ -103,28 +94,6 @@ class SprtResult:
     @property
     def pairs(self) -> int:
         return sum(self.counts)
-
-
-def expected_score(elo: float) -> float:
-    """The expected score of a player ``elo`` logistic Elo stronger than its opponent.
-
-    >>> expected_score(0), round(expected_score(400), 4)
-    (0.5, 0.9091)
-    """
-    return 1.0 / (1.0 + math.pow(10.0, -elo / 400.0))
-
-
-def elo_of_score(score: float) -> float:
-    """The logistic Elo difference a mean score implies (the inverse of :func:`expected_score`).
-
-    >>> round(elo_of_score(0.75), 1), elo_of_score(1.0), elo_of_score(0.0)
-    (190.8, inf, -inf)
-    """
-    if score <= 0.0:
-        return -math.inf
-    if score >= 1.0:
-        return math.inf
-    return 400.0 * math.log10(score / (1.0 - score))
 
 
 def bounds(alpha: float = DEFAULT_ALPHA, beta: float = DEFAULT_BETA) -> tuple[float, float]:
@@ -154,26 +123,6 @@ def pentanomial(pair_points: Iterable[float]) -> tuple[int, int, int, int, int]:
     return counts[0], counts[1], counts[2], counts[3], counts[4]
 
 
-def pentanomial_estimate(counts: Sequence[int]) -> Estimate:
-    """The Elo difference, its 95% interval and the LOS from pentanomial pair counts.
-
-    >>> e = pentanomial_estimate((0, 10, 20, 10, 0))
-    >>> e.elo, e.score, round(e.los, 3), round(e.low, 1), round(e.high, 1)
-    (0.0, 0.5, 0.5, -38.2, 38.2)
-    """
-    return _estimate(_pair_scores(), _check_counts(counts, 5))
-
-
-def trinomial_estimate(wins: int, draws: int, losses: int) -> Estimate:
-    """The Elo difference, its 95% interval and the LOS from single games (wins, draws, losses).
-
-    >>> e = trinomial_estimate(30, 0, 10)
-    >>> round(e.elo, 1), e.score, round(e.los, 4)
-    (190.8, 0.75, 0.9999)
-    """
-    return _estimate((1.0, 0.5, 0.0), _check_counts((wins, draws, losses), 3))
-
-
 def llr_pentanomial(
     counts: Sequence[int], elo0: float = DEFAULT_ELO0, elo1: float = DEFAULT_ELO1
 ) -> float:
@@ -184,7 +133,7 @@ def llr_pentanomial(
     >>> llr_pentanomial((0, 0, 0, 0, 0))
     0.0
     """
-    return _llr(_pair_scores(), _check_counts(counts, 5), elo0, elo1)
+    return _llr(PAIR_SCORES, check_counts(counts, 5), elo0, elo1)
 
 
 def llr_trinomial(
@@ -195,7 +144,7 @@ def llr_trinomial(
     >>> round(llr_trinomial(30, 0, 10, 0, 5), 3)
     0.284
     """
-    return _llr((1.0, 0.5, 0.0), _check_counts((wins, draws, losses), 3), elo0, elo1)
+    return _llr(GAME_SCORES, check_counts((wins, draws, losses), 3), elo0, elo1)
 
 
 def verdict(llr: float, alpha: float = DEFAULT_ALPHA, beta: float = DEFAULT_BETA) -> Verdict:
@@ -220,7 +169,7 @@ def sprt(
     beta: float = DEFAULT_BETA,
 ) -> SprtResult:
     """The whole picture of a pentanomial SPRT: ratio, bounds, verdict and Elo estimate."""
-    checked = _check_counts(counts, 5)
+    checked = check_counts(counts, 5)
     if not elo0 < elo1:
         raise ValueError(f"elo0 must be below elo1, not {elo0} and {elo1}")
     lower, upper = bounds(alpha, beta)
@@ -239,50 +188,10 @@ def sprt(
     )
 
 
-def _pair_scores() -> tuple[float, ...]:
-    return tuple(p / 2.0 for p in PAIR_POINTS)
-
-
-def _check_counts(counts: Sequence[int], size: int) -> tuple[int, ...]:
-    if len(counts) != size:
-        raise ValueError(f"expected {size} counts, not {len(counts)}")
-    for c in counts:
-        if isinstance(c, bool) or not isinstance(c, int) or c < 0:
-            raise ValueError(f"a count is a whole number of at least 0, not {c!r}")
-    return tuple(counts)
-
-
 def _check_error_rates(alpha: float, beta: float) -> None:
     for name, value in (("alpha", alpha), ("beta", beta)):
         if not 0.0 < value < 0.5:
             raise ValueError(f"{name} must be between 0 and 0.5, not {value}")
-
-
-def _mean_variance(scores: Sequence[float], weights: Sequence[float]) -> tuple[float, float]:
-    """The mean and the variance (per unit: a pair or a game) of weighted scores."""
-    total = sum(weights)
-    mean = sum(w * a for a, w in zip(scores, weights, strict=True)) / total
-    var = sum(w * (a - mean) ** 2 for a, w in zip(scores, weights, strict=True)) / total
-    return mean, var
-
-
-def _estimate(scores: Sequence[float], counts: Sequence[int]) -> Estimate:
-    n = sum(counts)
-    if n == 0:
-        return Estimate(math.nan, -math.inf, math.inf, math.nan, 0.5)
-    mean, var = _mean_variance(scores, [float(c) for c in counts])
-    stderr = math.sqrt(var / n)
-    if stderr > 0:
-        los = 0.5 * (1.0 + math.erf((mean - 0.5) / stderr / math.sqrt(2.0)))
-    else:
-        los = 1.0 if mean > 0.5 else 0.0 if mean < 0.5 else 0.5
-    return Estimate(
-        elo=elo_of_score(mean),
-        low=elo_of_score(mean - _Z95 * stderr),
-        high=elo_of_score(mean + _Z95 * stderr),
-        score=mean,
-        los=los,
-    )
 
 
 def _llr(scores: Sequence[float], counts: Sequence[int], elo0: float, elo1: float) -> float:
