@@ -28,10 +28,8 @@ from django.views.decorators.http import require_POST
 from rest_framework.authtoken.models import Token
 
 import engine
-from arena import throttles
 from arena.bots import services as bots
 from arena.bots.models import Bot, BotVersion, describe_variants
-from arena.bots.unpack import UploadError
 from arena.games import downloads, failures, filters, headtohead, live, los, privacy, ratings
 from arena.games.models import Match, MatchRecord, Rating, RatingPoint, Variant
 from arena.privacy import player_logs
@@ -40,6 +38,7 @@ from arena.tournaments import services as tournaments
 from arena.tournaments.models import Tournament
 from arena.web import forms
 from arena.web.plots import Series, history_svg
+from arena.web.refusals import OnForm
 
 #: The latest matches a page lists. Every list of matches, on the pages and in the API, is
 #: newest first by number (the ``#`` column): the order the games were made in.
@@ -264,10 +263,10 @@ def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
 @login_required
 def upload(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = forms.BotUploadForm(request.POST or None, request.FILES or None)
-    status = 200
+    on_form = OnForm(form)
     if request.method == "POST" and form.is_valid():
         f = form.cleaned_data["file"]
-        try:
+        with on_form:
             version = bots.create_bot(
                 request.user,
                 form.cleaned_data["name"],
@@ -275,15 +274,9 @@ def upload(request: AuthenticatedHttpRequest) -> HttpResponse:
                 filename=f.name,
                 description=form.cleaned_data["description"],
             )
-        except UploadError as e:
-            form.add_error(None, str(e))
-        except throttles.Throttled as e:
-            form.add_error(None, str(e))
-            status = 429
-        else:
             messages.success(request, f"{version.label} was uploaded; its check is queued.")
             return redirect(version.bot)
-    return render(request, "web/upload.html", {"form": form}, status=status)
+    return render(request, "web/upload.html", {"form": form}, status=on_form.status)
 
 
 @login_required
@@ -292,20 +285,15 @@ def upload_version(request: AuthenticatedHttpRequest, name: str) -> HttpResponse
     if not bots.can_manage(request.user, bot):
         raise PermissionDenied
     form = forms.VersionUploadForm(request.POST or None, request.FILES or None)
-    status = 200
+    on_form = OnForm(form)
     if request.method == "POST" and form.is_valid():
         f = form.cleaned_data["file"]
-        try:
+        with on_form:
             version = bots.add_version(request.user, bot, f, filename=f.name)
-        except UploadError as e:
-            form.add_error(None, str(e))
-        except throttles.Throttled as e:
-            form.add_error(None, str(e))
-            status = 429
-        else:
             messages.success(request, f"{version.label} was uploaded; its check is queued.")
             return redirect(bot)
-    return render(request, "web/upload_version.html", {"form": form, "bot": bot}, status=status)
+    context = {"form": form, "bot": bot}
+    return render(request, "web/upload_version.html", context, status=on_form.status)
 
 
 @login_required
@@ -416,10 +404,8 @@ def match_list(request: HttpRequest) -> HttpResponse:
     form = forms.MatchFilterForm(request.GET)
     rows: QuerySet[Match] = Match.objects.none()
     if form.is_valid():
-        try:
+        with OnForm(form, by_field=True):
             rows = filters.matches(filters.MatchFilter.of(form.cleaned_data))
-        except filters.FilterError as e:
-            form.add_error(e.field if e.field in form.fields else None, str(e))
     page = Paginator(rows, 50).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
@@ -569,10 +555,10 @@ def tournament_create(request: AuthenticatedHttpRequest) -> HttpResponse:
     if not tournaments.can_organise(request.user):
         raise PermissionDenied("you may not organise tournaments")
     form = forms.TournamentForm(request.POST or None)
-    status = 200
+    on_form = OnForm(form)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        try:
+        with on_form:
             t = tournaments.create(
                 request.user,
                 name=data["name"],
@@ -582,14 +568,8 @@ def tournament_create(request: AuthenticatedHttpRequest) -> HttpResponse:
                 bots=list(data["bots"]),
                 rated=data["rated"],
             )
-        except tournaments.TournamentError as e:
-            form.add_error(None, str(e))
-        except throttles.Throttled as e:
-            form.add_error(None, str(e))
-            status = 429
-        else:
             return redirect(t)
-    return render(request, "web/tournament_form.html", {"form": form}, status=status)
+    return render(request, "web/tournament_form.html", {"form": form}, status=on_form.status)
 
 
 @login_required
