@@ -26,11 +26,9 @@ class Refused(Exception):
     ``status`` is the HTTP status that answers it (400 by default: the request is wrong);
     ``field`` the input the refusal is about, when one is (``""``: the request as a whole).
 
-    >>> class Conflict(Refused):
-    ...     status = 409
-    >>> e = Conflict("it is over")
+    >>> e = Refused("that name is taken")
     >>> e.status, e.field, e.headers(), str(e)
-    (409, '', {}, 'it is over')
+    (400, '', {}, 'that name is taken')
     """
 
     status: ClassVar[int] = 400
