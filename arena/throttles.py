@@ -5,13 +5,14 @@ A rate is ``"N/period"`` (``20/hour``; the period is ``s``, ``m``, ``h`` or ``d`
 letter, as in Django REST framework), read from ``THROTTLE_RATES`` (``ARENA_THROTTLE_*``); an
 empty rate means no limit. A service calls :func:`limited` around its work: the check comes
 first and raises :class:`Throttled` (nothing is done); only work that succeeded is counted, so
-a refused or mistaken request costs nothing. The API answers :class:`Throttled` with 429 and
-``Retry-After`` (:func:`arena.api.views.exception_handler`), a form shows its message.
+a refused or mistaken request costs nothing. :class:`Throttled` is a refusal
+(:class:`arena.core.errors.Refused`): the API answers it with 429 and ``Retry-After``, a form
+shows its message on a page sent with 429.
 
 The counts live in Django's cache: per process with the default (local memory), shared by
 every process with ``REDIS_URL`` (the Redis cache). Operators (staff) are not limited.
 
-Leaf module: Django only, no app.
+Leaf module: Django and :mod:`arena.core` only, no app.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
 from django.core.cache import cache
+
+from arena.core.errors import Refused
 
 __all__ = ["ACTIONS", "Rate", "Throttled", "check", "limited", "parse_rate", "record"]
 
@@ -72,8 +75,11 @@ def parse_rate(text: str | None) -> Rate | None:
     return Rate(int(count), seconds)
 
 
-class Throttled(Exception):
-    """Too many actions of one kind: ``wait`` seconds until the next one is allowed."""
+class Throttled(Refused):
+    """Too many actions of one kind: ``wait`` seconds until the next one is allowed (429,
+    with ``Retry-After``)."""
+
+    status = 429
 
     def __init__(self, scope: str, rate: Rate, wait: float) -> None:
         self.scope = scope
@@ -83,6 +89,9 @@ class Throttled(Exception):
             f"too many {ACTIONS.get(scope, scope)}: at most {rate}; "
             f"try again in {_duration(self.wait)}"
         )
+
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(self.wait)}
 
 
 def _duration(seconds: int) -> str:

@@ -137,6 +137,7 @@ def test_the_ignore_check_wants_a_code_and_a_reason(tmp_path: Path) -> None:
 LAYERS: list[tuple[str, ...]] = [
     (
         "arena.referee",
+        "arena.core",
         "arena.env",
         "arena.jsontypes",
         "arena.privacy",

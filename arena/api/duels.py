@@ -252,35 +252,32 @@ class DuelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
         v = DuelCreateSerializer(data=request.data).checked()
         candidate = _version(v["candidate"], "candidate")
         opponent = _version(v["opponent"], "opponent")
-        try:
-            if v["kind"] == Duel.Kind.TEST:
-                duel = duels.start_test(
-                    request.user,
-                    candidate,
-                    opponent,
-                    variant=v["variant"],
-                    time_control=v.get("time_control"),
-                    elo0=v.get("elo0", stats.DEFAULT_ELO0),
-                    elo1=v.get("elo1", stats.DEFAULT_ELO1),
-                    alpha=v.get("alpha", stats.DEFAULT_ALPHA),
-                    beta=v.get("beta", stats.DEFAULT_BETA),
-                    games=v.get("games"),
-                    max_games=v.get("max_games"),
-                )
-            else:
-                if "games" not in v:
-                    raise ValidationError({"games": ["a challenge needs a number of games"]})
-                duel = duels.start_challenge(
-                    request.user,
-                    candidate,
-                    opponent,
-                    variant=v["variant"],
-                    time_control=v.get("time_control"),
-                    games=v["games"],
-                    rated=v.get("rated", False),
-                )
-        except duels.DuelError as e:
-            raise ValidationError({"non_field_errors": [str(e)]}) from None
+        if v["kind"] == Duel.Kind.TEST:
+            duel = duels.start_test(
+                request.user,
+                candidate,
+                opponent,
+                variant=v["variant"],
+                time_control=v.get("time_control"),
+                elo0=v.get("elo0", stats.DEFAULT_ELO0),
+                elo1=v.get("elo1", stats.DEFAULT_ELO1),
+                alpha=v.get("alpha", stats.DEFAULT_ALPHA),
+                beta=v.get("beta", stats.DEFAULT_BETA),
+                games=v.get("games"),
+                max_games=v.get("max_games"),
+            )
+        else:
+            if "games" not in v:
+                raise ValidationError({"games": ["a challenge needs a number of games"]})
+            duel = duels.start_challenge(
+                request.user,
+                candidate,
+                opponent,
+                variant=v["variant"],
+                time_control=v.get("time_control"),
+                games=v["games"],
+                rated=v.get("rated", False),
+            )
         body = DuelSerializer(duel, context=self.get_serializer_context()).data
         return Response(body, status=status.HTTP_201_CREATED)
 

@@ -12,7 +12,7 @@ from rest_framework.request import Request
 
 from arena.bots import services as bots
 from arena.bots.models import DESCRIPTION_MAX_LENGTH, NAME_MAX_LENGTH, NAME_RULE, Bot, BotVersion
-from arena.games import failures, privacy
+from arena.games import privacy
 from arena.games.downloads import LadderMonth
 from arena.games.filters import TERMINATIONS
 from arena.games.models import Match, Rating, RatingPoint, Variant
@@ -20,6 +20,7 @@ from arena.jsontypes import JSONObject
 from arena.notifications.models import CHOOSABLE
 from arena.tournaments import limits
 from arena.tournaments.models import Tournament
+from arena.web import pages
 
 if TYPE_CHECKING:
     from arena.tournaments.services import Standing
@@ -632,41 +633,7 @@ class VersionDetailSerializer(VersionSerializer):
     @extend_schema_field(VariantFailuresSerializer(many=True))
     def get_failures(self, obj: BotVersion) -> list[JSONObject]:
         request: Request | None = self.context.get("request")
-        logs = privacy.may_see_logs(request.user if request else None, obj.bot)
-        out: list[JSONObject] = []
-        for row in failures.version_failures(obj, private=logs):
-            t = row.think
-            out.append(
-                {
-                    "variant": row.variant,
-                    "games": row.games,
-                    "failures": {k: row.failures[k] for k in failures.KINDS},
-                    "rate": round(row.rate, 4),
-                    "failing": row.failing,
-                    "paused": row.paused,
-                    "reasons": [
-                        {
-                            "kind": g.kind,
-                            "text": g.text,
-                            "count": g.count,
-                            "matches": list(g.matches),
-                            "example": g.example or None,
-                        }
-                        for g in row.reasons
-                    ],
-                    "think_ms": {
-                        "moves": t.moves,
-                        "games": t.games,
-                        "p50": t.p50,
-                        "p90": t.p90,
-                        "p99": t.p99,
-                        "max": t.max,
-                    }
-                    if t is not None
-                    else None,
-                }
-            )
-        return out
+        return pages.failures_json(pages.version_failures(obj, request.user if request else None))
 
 
 class NotificationSettingsSerializer(serializers.Serializer):

@@ -23,26 +23,24 @@ from rest_framework import mixins, permissions, serializers, status, viewsets
 from rest_framework import views as drf_views
 from rest_framework.decorators import action
 from rest_framework.exceptions import (
-    ErrorDetail,
+    APIException,
     NotFound,
     ParseError,
     PermissionDenied,
-    Throttled,
     ValidationError,
 )
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 
-from arena import throttles
 from arena.api import serializers as s
 from arena.bots import services as bots
 from arena.bots.models import Bot, BotVersion, playing
-from arena.bots.unpack import UploadError
+from arena.core.errors import Refused
 from arena.games import downloads, filters, ratings
 from arena.games.models import Match, MatchRecord, Rating, Variant
 from arena.notifications import services as notifications
-from arena.notifications.webhook import WebhookError
 from arena.tournaments import services as tournaments
 from arena.tournaments.models import Tournament
 
@@ -110,16 +108,9 @@ class BotViewSet(
         """Upload a new bot (its first version). The check runs in a worker."""
         data = s.BotCreateSerializer(data=request.data).checked()
         f = data["file"]
-        try:
-            version = bots.create_bot(
-                request.user,
-                data["name"],
-                f,
-                filename=f.name or "",
-                description=data["description"],
-            )
-        except UploadError as e:
-            raise ValidationError({"file": [str(e)]}) from None
+        version = bots.create_bot(
+            request.user, data["name"], f, filename=f.name or "", description=data["description"]
+        )
         body = s.VersionSerializer(version, context=self.get_serializer_context()).data
         return Response(body, status=status.HTTP_201_CREATED)
 
@@ -160,10 +151,7 @@ class BotViewSet(
             qs = _versions().filter(bot=bot).order_by("-number")
             return Response(s.VersionSerializer(qs, many=True, context=ctx).data)
         f = s.VersionCreateSerializer(data=request.data).checked()["file"]
-        try:
-            version = bots.add_version(request.user, bot, f, filename=f.name or "")
-        except UploadError as e:
-            raise ValidationError({"file": [str(e)]}) from None
+        version = bots.add_version(request.user, bot, f, filename=f.name or "")
         return Response(s.VersionSerializer(version, context=ctx).data, status=201)
 
 
@@ -213,11 +201,7 @@ class VersionViewSet(viewsets.ReadOnlyModelViewSet):
         """Make this retired version its bot's active one again (owner only); the version
         active until now is retired. 409 when the version cannot play: not checked, rejected,
         or its bot withdrawn."""
-        version = self.get_object()
-        try:
-            version = bots.activate(request.user, version)
-        except bots.ActivationError as e:
-            return Response({"detail": str(e)}, status=status.HTTP_409_CONFLICT)
+        version = bots.activate(request.user, self.get_object())
         return Response(s.VersionSerializer(version, context=self.get_serializer_context()).data)
 
     @extend_schema(
@@ -251,10 +235,7 @@ class MatchViewSet(viewsets.ReadOnlyModelViewSet):
             return qs
         p = dict(s.MatchFilterSerializer.parse(self.request))
         p["version_id"] = p.pop("version", None)
-        try:
-            return filters.matches(filters.MatchFilter.of(p))
-        except filters.FilterError as e:
-            raise ValidationError({e.field: [str(e)]}) from None
+        return filters.matches(filters.MatchFilter.of(p))
 
     def _data(self) -> MatchRecord:
         return get_object_or_404(
@@ -348,18 +329,15 @@ class TournamentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
         missing = [n for n in names if n not in found]
         if missing:
             raise ValidationError({"bots": [f"no such bot: {', '.join(missing)}"]})
-        try:
-            t = tournaments.create(
-                request.user,
-                name=v["name"],
-                variant=v["variant"],
-                time_control=v["time_control"],
-                games_per_pair=v["games_per_pair"],
-                bots=[found[n] for n in names],
-                rated=v["rated"],
-            )
-        except tournaments.TournamentError as e:
-            raise ValidationError({"non_field_errors": [str(e)]}) from None
+        t = tournaments.create(
+            request.user,
+            name=v["name"],
+            variant=v["variant"],
+            time_control=v["time_control"],
+            games_per_pair=v["games_per_pair"],
+            bots=[found[n] for n in names],
+            rated=v["rated"],
+        )
         body = s.TournamentSerializer(t, context=self.get_serializer_context()).data
         return Response(body, status=status.HTTP_201_CREATED)
 
@@ -440,10 +418,7 @@ class NotificationSettingsView(drf_views.APIView):
             webhook_url=str(v["webhook_url"]),
             events=[str(e) for e in v["events"]],
         )
-        try:
-            notifications.update_settings(user, choices, email_address=str(v["email_address"]))
-        except WebhookError as e:
-            raise ValidationError({"webhook_url": [str(e)]}) from None
+        notifications.update_settings(user, choices, email_address=str(v["email_address"]))
         return Response(self._body(user))
 
     @extend_schema(
@@ -485,8 +460,10 @@ def not_found(request: HttpRequest, *args: object, **kwargs: object) -> JsonResp
 def exception_handler(exc: Exception, context: dict[str, object]) -> Response | None:
     """DRF's handler, and a 400 that says why for the limits Django enforces while reading a
     request (instead of its bare HTML "Bad Request" page). Every error body has a ``detail``:
-    a refusal by field (``{"name": [...]}``) gets one that sums its messages up. The arena's
-    limits on actions (:mod:`arena.throttles`) are a 429 with their own words and Retry-After."""
+    a refusal by field (``{"name": [...]}``) gets one that sums its messages up. A service's
+    refusal (:class:`~arena.core.errors.Refused`) is answered with its status, its words and
+    its headers (a limit on actions: 429 and Retry-After), the API's one place for them."""
+    refused = exc if isinstance(exc, Refused) else None
     if isinstance(exc, RequestDataTooBig):
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
         exc = ParseError(f"the request is over {limit} bytes, not counting uploaded files")
@@ -494,19 +471,30 @@ def exception_handler(exc: Exception, context: dict[str, object]) -> Response | 
         exc = ParseError(f"more than {settings.DATA_UPLOAD_MAX_NUMBER_FIELDS} fields")
     elif isinstance(exc, TooManyFilesSent):
         exc = ParseError(f"more than {settings.DATA_UPLOAD_MAX_NUMBER_FILES} files")
-    elif isinstance(exc, throttles.Throttled):
-        # A limit of the services (uploads, tests, challenges, tournaments): 429 with its own
-        # words and Retry-After.
-        throttled = Throttled(wait=exc.wait)
-        throttled.detail = ErrorDetail(str(exc), code=throttled.default_code)
-        exc = throttled
+    elif refused is not None:
+        exc = _api_error(refused)
     response = drf_views.exception_handler(exc, context)
     if response is not None:
+        if refused is not None:
+            for name, value in refused.headers().items():
+                response[name] = value
         if isinstance(response.data, list):
             response.data = {"detail": _summary(response.data)}
         elif isinstance(response.data, dict) and "detail" not in response.data:
             response.data = {**response.data, "detail": _summary(response.data)}
     return response
+
+
+def _api_error(refused: Refused) -> APIException:
+    """A refusal as DRF's error of its status: a 400 under its field's name
+    (``non_field_errors`` for the request as a whole), as a serializer refuses input; any
+    other status with its message as ``detail``."""
+    if refused.status == status.HTTP_400_BAD_REQUEST:
+        key = refused.field or api_settings.NON_FIELD_ERRORS_KEY
+        return ValidationError({key: [str(refused)]})
+    error = APIException(str(refused))
+    error.status_code = refused.status
+    return error
 
 
 def _summary(errors: object, field: str = "") -> str:

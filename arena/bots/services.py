@@ -37,6 +37,7 @@ from arena.bots import store
 from arena.bots.models import NAME_PATTERN, NAME_RULE, Bot, BotVersion
 from arena.bots.signals import bot_withdrawn, versions_retired
 from arena.bots.unpack import FILE, TARGZ, UploadError, detect_kind, safe_filename
+from arena.core.errors import Refused
 from arena.jobs import claims
 
 log = logging.getLogger(__name__)
@@ -302,8 +303,11 @@ def delete_bot(user: User | AnonymousUser, bot: Bot) -> str:
     return "withdrawn"
 
 
-class ActivationError(ValueError):
-    """A version that cannot be made the active one; the message says why."""
+class ActivationError(Refused, ValueError):
+    """A version that cannot be made the active one; the message says why (409: the
+    version's state, not the request, is in the way)."""
+
+    status = 409
 
 
 def retire_active(bot_id: int, *, keep: int) -> list[int]:

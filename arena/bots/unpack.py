@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO
 
+from arena.core.errors import Refused
 from arena.referee.bots import MANIFEST, BotError, BotSpec
 from arena.referee.errors import InfrastructureError
 
@@ -43,8 +44,11 @@ _RATIO_FLOOR = 1024 * 1024
 _SAFE_FILENAME = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-class UploadError(ValueError):
-    """An upload refused by the web process (wrong type, too big, empty)."""
+class UploadError(Refused, ValueError):
+    """An upload refused by the web process (wrong type, too big, empty): a 400 about the
+    uploaded file."""
+
+    field = "file"
 
 
 class UnpackError(ValueError):

@@ -31,6 +31,7 @@ from django.utils import timezone
 from arena import stats, throttles
 from arena.bots import services as bots
 from arena.bots.models import Bot, BotVersion
+from arena.core.errors import Refused
 from arena.duels.models import Duel, DuelPair
 from arena.duels.signals import duel_finished
 from arena.games.models import Match, Variant
@@ -50,7 +51,7 @@ CHECKED = (BotVersion.Status.ACTIVE, BotVersion.Status.RETIRED)
 SPARE_PAIRS = 4
 
 
-class DuelError(ValueError):
+class DuelError(Refused, ValueError):
     """Why a test or a challenge cannot start, in a sentence for the user."""
 
 

@@ -19,6 +19,7 @@ from django.db.models import Model, Q, QuerySet
 
 import engine
 from arena.bots.models import Bot, BotVersion
+from arena.core.errors import Refused
 from arena.games.models import Match
 from arena.referee.outcomes import Failure
 
@@ -29,7 +30,7 @@ TERMINATIONS: tuple[str, ...] = tuple(t.value for t in engine.Termination) + tup
 )
 
 
-class FilterError(ValueError):
+class FilterError(Refused, ValueError):
     """A filter value that names nothing; ``field`` is the parameter's name."""
 
     def __init__(self, field: str, message: str) -> None:

@@ -14,10 +14,11 @@ from django.db.models import Count, Q, QuerySet
 
 from arena import stats
 from arena.bots.models import Bot
+from arena.core.errors import Refused
 from arena.games.models import Match
 
 
-class HeadToHeadError(ValueError):
+class HeadToHeadError(Refused, ValueError):
     """Two bots that cannot be compared (a bot and itself)."""
 
 

@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 
+from arena.core.errors import Refused
 from arena.jsontypes import JSONObject
 
 __all__ = ["WebhookError", "check_url", "post"]
@@ -30,8 +31,11 @@ CONTENT_LIMIT = 2000
 BODY_EXCERPT = 200
 
 
-class WebhookError(ValueError):
-    """The URL cannot be used, or the endpoint did not accept the message."""
+class WebhookError(Refused, ValueError):
+    """The URL cannot be used, or the endpoint did not accept the message: a 400 about the
+    webhook URL when a request gave it."""
+
+    field = "webhook_url"
 
 
 def _allowed(address: str) -> bool:

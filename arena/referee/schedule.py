@@ -21,12 +21,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-__all__ = ["Pairing", "TournamentError", "circle_rounds", "leg_seeds", "round_robin"]
+__all__ = ["Pairing", "ScheduleError", "circle_rounds", "leg_seeds", "round_robin"]
 
 
-class TournamentError(ValueError):
-    """A tournament that cannot be created, changed, started or resumed as asked; the message
-    says why."""
+class ScheduleError(ValueError):
+    """A round robin that cannot be scheduled (too few players or games); the message says
+    why."""
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,7 @@ def circle_rounds(players: int) -> list[list[tuple[int, int]]]:
     [[(1, 2)], [(2, 0)], [(0, 1)]]
     """
     if players < 2:
-        raise TournamentError("a round robin needs at least two players")
+        raise ScheduleError("a round robin needs at least two players")
     m = players if players % 2 else players - 1  # an odd circle; the last player, if any, apart
     out = []
     for r in range(m):
@@ -86,9 +86,9 @@ def round_robin(players: int, games_per_pair: int = 1) -> list[Pairing]:
     """Every pair meets ``games_per_pair`` times: that many cycles of :func:`circle_rounds`,
     the colours reversed in every other cycle (so cycles ``2k`` and ``2k + 1`` make the
     colour-reversed pairs of games that share an opening, :attr:`Pairing.leg`). Raises
-    :class:`TournamentError` for fewer than two players or fewer than one game per pair."""
+    :class:`ScheduleError` for fewer than two players or fewer than one game per pair."""
     if games_per_pair < 1:
-        raise TournamentError("a round robin needs at least one game per pair")
+        raise ScheduleError("a round robin needs at least one game per pair")
     cycle = circle_rounds(players)
     out: list[Pairing] = []
     round_number = 0

@@ -36,7 +36,7 @@ from arena import stats
 from arena.referee.bots import BotError, BotSpec
 from arena.referee.match import GameConfig, GameResult, Referee, RefereeError, TimeControl
 from arena.referee.openings import opening
-from arena.referee.schedule import Pairing, TournamentError, round_robin
+from arena.referee.schedule import Pairing, ScheduleError, round_robin
 
 __all__ = [
     "STATE_FILE",
@@ -199,6 +199,10 @@ class _Skipped(RefereeError):
     """A game not started because the run was cancelled."""
 
 
+class TournamentError(ValueError):
+    """A tournament that cannot be started or resumed as asked; the message says why."""
+
+
 # ----------------------------------------------------------------------------- round-robin
 
 
@@ -226,7 +230,10 @@ class Tournament:
         self.names = _unique_names(self.players)
         if self.rounds < 1:
             raise TournamentError("a tournament needs at least one round")
-        self.schedule: list[Pairing] = round_robin(len(self.players), 2 * self.rounds)
+        try:
+            self.schedule: list[Pairing] = round_robin(len(self.players), 2 * self.rounds)
+        except ScheduleError as e:
+            raise TournamentError(str(e)) from None
         try:
             self.openings = self._draw_openings()
         except ValueError as e:

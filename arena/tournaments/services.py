@@ -27,19 +27,24 @@ from django.utils import timezone
 
 from arena import stats, throttles
 from arena.bots.models import Bot, BotVersion
+from arena.core.errors import Refused
 from arena.games import downloads, privacy
 from arena.games.models import Match, MatchRecord, Variant
 from arena.games.services import opening_for, queue_pending, replay
 from arena.jobs.limits import match_time_control
 from arena.notifications.models import Event
 from arena.notifications.services import notify
-from arena.referee.schedule import TournamentError, leg_seeds, round_robin
+from arena.referee.schedule import leg_seeds, round_robin
 from arena.tournaments import limits
 from arena.tournaments.models import Entry, Tournament
 
 M = Match.Status
 TS = Tournament.Status
 _OPEN_MATCHES = (M.PENDING, M.QUEUED, M.RUNNING)
+
+
+class TournamentError(Refused, ValueError):
+    """A tournament that cannot be created as asked; the message says why."""
 
 
 # ----------------------------------------------------------------------------- permissions

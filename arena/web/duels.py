@@ -14,13 +14,14 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from arena import stats, throttles
+from arena import stats
 from arena.bots import services as bots
 from arena.bots.models import Bot
 from arena.duels import services as duels
 from arena.duels.models import Duel
 from arena.games.models import Match
 from arena.web import forms
+from arena.web.refusals import OnForm
 from arena.web.templatetags.figures import elo as elo_text
 
 #: Seconds between refreshes of a running test's page.
@@ -137,7 +138,7 @@ def test_create(request: AuthenticatedHttpRequest, name: str) -> HttpResponse:
     if not bots.can_manage(request.user, bot):
         raise PermissionDenied("only the bot's owner may test its versions")
     form = forms.TestForm(request.POST or None, user=request.user)
-    status = 200
+    on_form = OnForm(form)
     if request.method != "POST":
         form.initial["candidate"] = bot.active_version
     if request.method == "POST" and form.is_valid():
@@ -151,7 +152,7 @@ def test_create(request: AuthenticatedHttpRequest, name: str) -> HttpResponse:
                 value = d[field]
                 return default if value is None else float(value)
 
-            try:
+            with on_form:
                 duel = duels.start_test(
                     request.user,
                     d["candidate"],
@@ -165,16 +166,10 @@ def test_create(request: AuthenticatedHttpRequest, name: str) -> HttpResponse:
                     games=d["games"] if fixed else None,
                     max_games=None if fixed else d["max_games"],
                 )
-            except duels.DuelError as e:
-                form.add_error(None, str(e))
-            except throttles.Throttled as e:
-                form.add_error(None, str(e))
-                status = 429
-            else:
                 messages.success(request, "The test has started.")
                 return redirect(duel)
     context = {"form": form, "bot": bot, "kind": "test"}
-    return render(request, "web/duel_form.html", context, status=status)
+    return render(request, "web/duel_form.html", context, status=on_form.status)
 
 
 @login_required
@@ -182,13 +177,13 @@ def challenge_create(request: AuthenticatedHttpRequest, name: str) -> HttpRespon
     """Challenge this bot with one of the user's own versions."""
     bot = get_object_or_404(Bot, name=name)
     form = forms.ChallengeForm(request.POST or None, user=request.user, bot=bot)
-    status = 200
+    on_form = OnForm(form)
     if request.method != "POST":
         form.initial["opponent"] = bot.active_version
         form.initial["candidate"] = forms.checked_versions().filter(bot__owner=request.user).first()
     if request.method == "POST" and form.is_valid():
         d = form.cleaned_data
-        try:
+        with on_form:
             duel = duels.start_challenge(
                 request.user,
                 d["candidate"],
@@ -198,14 +193,6 @@ def challenge_create(request: AuthenticatedHttpRequest, name: str) -> HttpRespon
                 games=d["games"],
                 rated=d["rated"],
             )
-        except duels.DuelError as e:
-            form.add_error(None, str(e))
-        except PermissionDenied as e:
-            form.add_error(None, str(e))
-        except throttles.Throttled as e:
-            form.add_error(None, str(e))
-            status = 429
-        else:
             messages.success(request, "The challenge has started.")
             return redirect(duel)
     return render(
@@ -217,7 +204,7 @@ def challenge_create(request: AuthenticatedHttpRequest, name: str) -> HttpRespon
             "kind": "challenge",
             "left": duels.challenges_left(request.user),
         },
-        status=status,
+        status=on_form.status,
     )
 
 

@@ -7,6 +7,9 @@ from collections.abc import Callable
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
+from arena.core.errors import Refused
+from arena.web import refusals
+
 #: Room for the form fields around the largest upload.
 _ENVELOPE = 1024 * 1024
 
@@ -36,3 +39,21 @@ class RequestSizeLimit:
                 return JsonResponse({"detail": message}, status=413)
             return HttpResponse(message, status=413, content_type="text/plain; charset=utf-8")
         return self.get_response(request)
+
+
+class RefusalPages:
+    """A service's refusal (:class:`~arena.core.errors.Refused`) that no form showed: a small
+    page with its words, sent with its status and headers (:func:`arena.web.refusals.page`),
+    not a server error. (The API answers its own: :func:`arena.api.views.exception_handler`.)
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if isinstance(exception, Refused):
+            return refusals.page(request, exception)
+        return None

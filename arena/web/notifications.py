@@ -11,8 +11,8 @@ from django.views.decorators.http import require_POST
 
 from arena.notifications import services
 from arena.notifications.models import Delivery
-from arena.notifications.webhook import WebhookError
 from arena.web.forms import NotificationSettingsForm
+from arena.web.refusals import OnForm
 from arena.web.views import AuthenticatedHttpRequest
 
 #: Recent deliveries shown on the page.
@@ -33,6 +33,7 @@ def notification_settings(request: AuthenticatedHttpRequest) -> HttpResponse:
             "events": prefs.events,
         },
     )
+    on_form = OnForm(form, by_field=True)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         choices = services.Choices(
@@ -41,14 +42,9 @@ def notification_settings(request: AuthenticatedHttpRequest) -> HttpResponse:
             webhook_url=data["webhook_url"],
             events=list(data["events"]),
         )
-        try:
-            with transaction.atomic():
-                services.update_settings(user, choices, email_address=data["email_address"])
-        except WebhookError as e:
-            form.add_error("webhook_url", str(e))
-        except ValueError as e:
-            form.add_error(None, str(e))
-        else:
+        # A refusal leaves the transaction (rolled back) before the form shows it.
+        with on_form, transaction.atomic():
+            services.update_settings(user, choices, email_address=data["email_address"])
             messages.success(request, "Your notification settings were saved.")
             return redirect("notifications")
     deliveries = (
@@ -56,7 +52,8 @@ def notification_settings(request: AuthenticatedHttpRequest) -> HttpResponse:
         .select_related("notification")
         .order_by("-id")[:RECENT]
     )
-    return render(request, "web/notifications.html", {"form": form, "deliveries": deliveries})
+    context = {"form": form, "deliveries": deliveries}
+    return render(request, "web/notifications.html", context, status=on_form.status)
 
 
 @login_required

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
-from datetime import datetime
-
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import login
@@ -12,7 +9,7 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.db.models import OuterRef, Q, QuerySet, Subquery
+from django.db.models import OuterRef, QuerySet, Subquery
 from django.http import (
     FileResponse,
     Http404,
@@ -28,24 +25,16 @@ from django.views.decorators.http import require_POST
 from rest_framework.authtoken.models import Token
 
 import engine
-from arena import throttles
 from arena.bots import services as bots
 from arena.bots.models import Bot, BotVersion, describe_variants
-from arena.bots.unpack import UploadError
-from arena.games import downloads, failures, filters, headtohead, live, los, privacy, ratings
-from arena.games.models import Match, MatchRecord, Rating, RatingPoint, Variant
-from arena.privacy import player_logs
+from arena.games import downloads, filters, headtohead, live, los, privacy, ratings
+from arena.games.models import Match, MatchRecord, Variant
 from arena.replay import replay_frames
 from arena.tournaments import services as tournaments
 from arena.tournaments.models import Tournament
-from arena.web import forms
-from arena.web.plots import Series, history_svg
+from arena.web import forms, pages
+from arena.web.refusals import OnForm
 
-#: The latest matches a page lists. Every list of matches, on the pages and in the API, is
-#: newest first by number (the ``#`` column): the order the games were made in.
-RECENT = 20
-#: A bot's page shows the failure statistics of its newest this many versions.
-FAILURE_VERSIONS = 5
 LEADERBOARD_PAGE = 100
 #: Games a page of a tournament's games shows.
 GAMES_PAGE = 50
@@ -183,93 +172,16 @@ def bot_list(request: HttpRequest) -> HttpResponse:
 
 def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
     bot = get_object_or_404(Bot.objects.select_related("owner"), name=name)
-    versions = list(bot.versions.order_by("-number"))
-    vids = [v.pk for v in versions]
-    by_version: dict[int, list[Rating]] = defaultdict(list)
-    for r in Rating.objects.filter(version__in=vids).order_by("variant"):
-        by_version[r.version_id].append(r)
-    labels = {v.pk: v.label for v in versions}
-    history: dict[str, dict[int, list[tuple[datetime, float, float | None]]]] = defaultdict(
-        lambda: defaultdict(list)
-    )
-    for vid, variant, at, elo, error in (
-        RatingPoint.objects.filter(version__in=vids)
-        .order_by("at")
-        .values_list("version_id", "variant", "at", "elo", "error")
-    ):
-        history[variant][vid].append((at, elo, error))
-    current = {(r.version_id, r.variant): r for rs in by_version.values() for r in rs}
-    provisional = {key for key, r in current.items() if r.provisional}
-    charts = [
-        (
-            Variant(variant).label,
-            history_svg(
-                [
-                    Series(
-                        labels[vid] + (" (provisional)" if (vid, variant) in provisional else ""),
-                        [(at, elo) for at, elo, _ in pts],
-                        # The legend gives the table's rating, the one source of the current.
-                        now=current[vid, variant].elo if (vid, variant) in current else None,
-                        errors=[error for _, _, error in pts],
-                    )
-                    for vid, pts in sorted(per.items())
-                ]
-            ),
-        )
-        for variant, per in sorted(history.items())
-    ]
-    # The newest ids first, then their rows with the players joined: joined at once, the
-    # planner scans every version to sort a busy bot's hundreds of matches.
-    newest = (
-        Match.objects.filter(Q(white__in=vids) | Q(black__in=vids))
-        .order_by("-id")
-        .values_list("pk", flat=True)[:RECENT]
-    )
-    recent = (
-        Match.objects.filter(pk__in=list(newest))
-        .select_related("white__bot", "black__bot")
-        .order_by("-id")
-    )
-    active = next((v for v in versions if v.status == BotVersion.Status.ACTIVE), None)
-    manager = bots.can_manage(request.user, bot)
-    logs = privacy.may_see_logs(request.user, bot)
-    stats = {v.pk: failures.version_failures(v, private=logs) for v in versions[:FAILURE_VERSIONS]}
-    failing = [(v, row) for v in versions for row in stats.get(v.pk, []) if row.failing]
-    return render(
-        request,
-        "web/bot_detail.html",
-        {
-            "bot": bot,
-            "active": active,
-            "versions": [
-                (
-                    v,
-                    by_version.get(v.pk, []),
-                    stats.get(v.pk, []),
-                    privacy.version_reason_for(request.user, v),
-                    privacy.check_logs(v) if manager else None,
-                )
-                for v in versions
-            ],
-            "failing": failing if manager else [],
-            "paused": [(v, row) for v in versions for row in stats.get(v.pk, []) if row.paused],
-            "failing_rate": settings.FAILING_RATE,
-            "failing_min_games": settings.FAILING_MIN_GAMES,
-            "charts": charts,
-            "recent": recent,
-            "manager": manager,
-            "checking": any(v.status in (v.Status.PENDING, v.Status.CHECKING) for v in versions),
-        },
-    )
+    return render(request, "web/bot_detail.html", pages.bot_page(bot, request.user).context())
 
 
 @login_required
 def upload(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = forms.BotUploadForm(request.POST or None, request.FILES or None)
-    status = 200
+    on_form = OnForm(form)
     if request.method == "POST" and form.is_valid():
         f = form.cleaned_data["file"]
-        try:
+        with on_form:
             version = bots.create_bot(
                 request.user,
                 form.cleaned_data["name"],
@@ -277,15 +189,9 @@ def upload(request: AuthenticatedHttpRequest) -> HttpResponse:
                 filename=f.name,
                 description=form.cleaned_data["description"],
             )
-        except UploadError as e:
-            form.add_error(None, str(e))
-        except throttles.Throttled as e:
-            form.add_error(None, str(e))
-            status = 429
-        else:
             messages.success(request, f"{version.label} was uploaded; its check is queued.")
             return redirect(version.bot)
-    return render(request, "web/upload.html", {"form": form}, status=status)
+    return render(request, "web/upload.html", {"form": form}, status=on_form.status)
 
 
 @login_required
@@ -294,20 +200,15 @@ def upload_version(request: AuthenticatedHttpRequest, name: str) -> HttpResponse
     if not bots.can_manage(request.user, bot):
         raise PermissionDenied
     form = forms.VersionUploadForm(request.POST or None, request.FILES or None)
-    status = 200
+    on_form = OnForm(form)
     if request.method == "POST" and form.is_valid():
         f = form.cleaned_data["file"]
-        try:
+        with on_form:
             version = bots.add_version(request.user, bot, f, filename=f.name)
-        except UploadError as e:
-            form.add_error(None, str(e))
-        except throttles.Throttled as e:
-            form.add_error(None, str(e))
-            status = 429
-        else:
             messages.success(request, f"{version.label} was uploaded; its check is queued.")
             return redirect(bot)
-    return render(request, "web/upload_version.html", {"form": form, "bot": bot}, status=status)
+    context = {"form": form, "bot": bot}
+    return render(request, "web/upload_version.html", context, status=on_form.status)
 
 
 @login_required
@@ -418,10 +319,8 @@ def match_list(request: HttpRequest) -> HttpResponse:
     form = forms.MatchFilterForm(request.GET)
     rows: QuerySet[Match] = Match.objects.none()
     if form.is_valid():
-        try:
+        with OnForm(form, by_field=True):
             rows = filters.matches(filters.MatchFilter.of(form.cleaned_data))
-        except filters.FilterError as e:
-            form.add_error(e.field if e.field in form.fields else None, str(e))
     page = Paginator(rows, 50).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
@@ -444,30 +343,7 @@ def match_detail(request: HttpRequest, pk: int) -> HttpResponse:
         Match.objects.select_related("white__bot__owner", "black__bot__owner", "tournament"),
         pk=pk,
     )
-    visible = privacy.visible_colours(request.user, match)
-    fields = ("record", "record_short", "transcript") if visible else ("record", "record_short")
-    data = MatchRecord.objects.filter(match=match).only(*fields).first()
-    turns: list[tuple[str, str]] = []
-    logs = []
-    if data is not None:
-        body = data.record.split("\n\n", 1)[1] if "\n\n" in data.record else ""
-        tokens = body.split()
-        turns = [(t.split(".", 1)[0], t.split(".", 1)[1]) for t in tokens if "." in t]
-        if visible:
-            shown = privacy.transcript_for(request.user, match, data.transcript)
-            logs = player_logs(shown, visible)
-    return render(
-        request,
-        "web/match_detail.html",
-        {
-            "match": match,
-            "data": data,
-            "turns": turns,
-            "reason": privacy.reason_for(request.user, match),
-            "logs": logs,
-            "live": not match.is_over,
-        },
-    )
+    return render(request, "web/match_detail.html", pages.match_page(match, request.user).context())
 
 
 def match_record(request: HttpRequest, pk: int, form: str = "long") -> HttpResponse:
@@ -540,7 +416,7 @@ def tournament_detail(request: HttpRequest, pk: int) -> HttpResponse:
     recent = (
         t.matches.exclude(status=Match.Status.PENDING)
         .select_related("white__bot", "black__bot")
-        .order_by("-id")[:RECENT]
+        .order_by("-id")[: pages.RECENT]
     )
     return render(
         request,
@@ -571,10 +447,10 @@ def tournament_create(request: AuthenticatedHttpRequest) -> HttpResponse:
     if not tournaments.can_organise(request.user):
         raise PermissionDenied("you may not organise tournaments")
     form = forms.TournamentForm(request.POST or None)
-    status = 200
+    on_form = OnForm(form)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
-        try:
+        with on_form:
             t = tournaments.create(
                 request.user,
                 name=data["name"],
@@ -584,14 +460,8 @@ def tournament_create(request: AuthenticatedHttpRequest) -> HttpResponse:
                 bots=list(data["bots"]),
                 rated=data["rated"],
             )
-        except tournaments.TournamentError as e:
-            form.add_error(None, str(e))
-        except throttles.Throttled as e:
-            form.add_error(None, str(e))
-            status = 429
-        else:
             return redirect(t)
-    return render(request, "web/tournament_form.html", {"form": form}, status=status)
+    return render(request, "web/tournament_form.html", {"form": form}, status=on_form.status)
 
 
 @login_required

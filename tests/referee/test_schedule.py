@@ -4,7 +4,7 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from arena.referee.schedule import Pairing, TournamentError, circle_rounds, round_robin
+from arena.referee.schedule import Pairing, ScheduleError, circle_rounds, round_robin
 
 SIZES = range(2, 12)
 
@@ -60,15 +60,15 @@ def test_one_cycle_is_the_circle_method():
     [(1, 1, "at least two players"), (0, 1, "at least two"), (4, 0, "at least one game")],
 )
 def test_impossible_schedules_are_refused(players, games_per_pair, message):
-    with pytest.raises(TournamentError, match=message):
+    with pytest.raises(ScheduleError, match=message):
         round_robin(players, games_per_pair)
 
 
-def test_a_tournament_error_is_a_value_error_not_an_infrastructure_error():
+def test_a_schedule_error_is_a_value_error_not_an_infrastructure_error():
     from arena.referee.errors import InfrastructureError
 
-    assert issubclass(TournamentError, ValueError)
-    assert not issubclass(TournamentError, InfrastructureError)
+    assert issubclass(ScheduleError, ValueError)
+    assert not issubclass(ScheduleError, InfrastructureError)
 
 
 @pytest.mark.parametrize("players", [2, 3, 4, 5])
