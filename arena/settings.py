@@ -44,6 +44,7 @@ INSTALLED_APPS = [
     "arena.jobs",
     "arena.notifications",
     "arena.bots",
+    "arena.ratings",
     "arena.games",
     "arena.admission",
     "arena.tournaments",
@@ -398,7 +399,7 @@ def _every(task: str, seconds: int) -> BeatEntry:
 CELERY_BEAT_SCHEDULE: dict[str, BeatEntry] = {
     "ladder": _every("arena.games.tasks.schedule_ladder", LADDER_INTERVAL_S),
     "sweep": _every("arena.jobs.tasks.sweep", SWEEP_INTERVAL_S),
-    "ratings": _every("arena.games.tasks.refresh_ratings", RATING_INTERVAL_S),
+    "ratings": _every("arena.ratings.tasks.refresh_ratings", RATING_INTERVAL_S),
 }
 
 # The embedded defaults keep the databases under VAR_DIR: make sure it exists (the bot store

@@ -147,6 +147,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("arena.jobs", "arena.throttles"),
     ("arena.notifications",),
     ("arena.bots",),
+    ("arena.ratings",),
     ("arena.games",),
     ("arena.admission",),
     ("arena.tournaments", "arena.duels"),
@@ -256,10 +257,10 @@ def test_the_dependency_checks_see_imports_inside_functions(tmp_path: Path) -> N
         "    import arena.bots.models\n"
         "    from arena.bots.models import Bot\n"
     )
-    known = {"arena.games.services", "arena.games.ratings", "arena.bots.models", "arena.games"}
+    known = {"arena.games.services", "arena.ratings.services", "arena.bots.models", "arena.games"}
     assert imports_of(source, "arena.x.m", known) == {
         "arena.games.services",
-        "arena.games.ratings",
+        "arena.ratings.services",
         "arena.bots.models",
     }
 

@@ -31,7 +31,6 @@ from arena.bots import services as bots
 from arena.bots.models import BUILD_FAILED, Bot, BotVersion, every_variant
 from arena.bots.unpack import UnpackError
 from arena.games import privacy, runner
-from arena.games.ratings import anchor_version_id
 from arena.games.services import record_qualification
 from arena.jobs import claims, policy
 from arena.jobs.policy import InfrastructureError
@@ -39,6 +38,7 @@ from arena.jobs.sidecar import INLINE, Sidecar
 from arena.jsontypes import JSONObject
 from arena.notifications.models import Event as Notice
 from arena.notifications.services import notify
+from arena.ratings.services import anchor_version_id
 from arena.referee.bots import BotSpec
 from arena.referee.build import BuildFailed
 from arena.referee.checkbot import check_bot, name_the_players, plan

@@ -22,10 +22,9 @@ from arena.api.serializers import (
     StrictBooleanField,
     _absolute,
 )
-from arena.bots.models import BotVersion
+from arena.bots.models import BotVersion, Variant
 from arena.duels import services as duels
 from arena.duels.models import Duel
-from arena.games.models import Variant
 from arena.tournaments import limits
 
 

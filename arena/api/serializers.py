@@ -11,13 +11,21 @@ from rest_framework import serializers
 from rest_framework.request import Request
 
 from arena.bots import services as bots
-from arena.bots.models import DESCRIPTION_MAX_LENGTH, NAME_MAX_LENGTH, NAME_RULE, Bot, BotVersion
+from arena.bots.models import (
+    DESCRIPTION_MAX_LENGTH,
+    NAME_MAX_LENGTH,
+    NAME_RULE,
+    Bot,
+    BotVersion,
+    Variant,
+)
 from arena.games import privacy
 from arena.games.downloads import LadderMonth
 from arena.games.filters import TERMINATIONS
-from arena.games.models import Match, Rating, RatingPoint, Variant
+from arena.games.models import Match
 from arena.jsontypes import JSONObject
 from arena.notifications.models import CHOOSABLE
+from arena.ratings.models import Rating, RatingPoint
 from arena.tournaments import limits
 from arena.tournaments.models import Tournament
 from arena.web import pages

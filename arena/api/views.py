@@ -36,11 +36,13 @@ from rest_framework.settings import api_settings
 
 from arena.api import serializers as s
 from arena.bots import services as bots
-from arena.bots.models import Bot, BotVersion, playing
+from arena.bots.models import Bot, BotVersion, Variant, playing
 from arena.core.errors import Refused
-from arena.games import downloads, filters, ratings
-from arena.games.models import Match, MatchRecord, Rating, Variant
+from arena.games import downloads, filters
+from arena.games.models import Match, MatchRecord
 from arena.notifications import services as notifications
+from arena.ratings import services as ratings
+from arena.ratings.models import Rating
 from arena.tournaments import services as tournaments
 from arena.tournaments.models import Tournament
 

@@ -8,6 +8,7 @@ rated on its own. At most one version of a bot is active (plays ladder games) at
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import models
@@ -22,6 +23,20 @@ from arena.jsontypes import JSONObject
 from arena.referee.checkbot import plan
 
 log = logging.getLogger(__name__)
+
+if TYPE_CHECKING:
+
+    class Variant(models.TextChoices):
+        """Its members are the engine's variants, known only when it runs: look one up by
+        value (``Variant("yinsh")``)."""
+
+else:
+    #: The games, as the engine defines them (all of them: YINSH, Blitz, Yangsh, Yangsh with
+    #: seven pawns): ``Variant.YINSH == "yinsh"``, labelled with the variant's title.
+    Variant = models.TextChoices(
+        "Variant", [(name.upper(), (name, v.title)) for name, v in engine.VARIANTS.items()]
+    )
+
 
 #: A bot's name: part of its URLs, so it never changes. The one definition of the rule, for
 #: the model, the forms, the API and the error messages.

@@ -17,8 +17,7 @@ from django.db.models import Q
 from django.urls import reverse
 
 from arena import stats
-from arena.bots.models import BotVersion
-from arena.games.models import Variant
+from arena.bots.models import BotVersion, Variant
 
 
 class Duel(models.Model):

@@ -30,11 +30,11 @@ from django.utils import timezone
 
 from arena import stats, throttles
 from arena.bots import services as bots
-from arena.bots.models import Bot, BotVersion
+from arena.bots.models import Bot, BotVersion, Variant
 from arena.core.errors import Refused
 from arena.duels.models import Duel, DuelPair
 from arena.duels.signals import duel_finished
-from arena.games.models import Match, Variant
+from arena.games.models import Match
 from arena.games.services import create_pair, queue_pending
 from arena.jobs.limits import match_time_control
 from arena.jsontypes import JSONObject

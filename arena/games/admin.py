@@ -1,4 +1,5 @@
-"""Operators' view of matches, records and ratings."""
+"""Operators' view of matches and records, and of each variant's fit, which can be recomputed
+from the matches here (the other rating tables are :mod:`arena.ratings.admin`'s)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,9 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from arena.games import ratings
-from arena.games.models import Match, MatchRecord, PairStats, Rating, RatingPoint, RatingState
+from arena.games import recount
+from arena.games.models import Match, MatchRecord
+from arena.ratings.models import RatingState
 
 
 class MatchRecordInline(admin.StackedInline):
@@ -40,14 +42,6 @@ class MatchAdmin(admin.ModelAdmin):
     inlines = [MatchRecordInline]
 
 
-@admin.register(PairStats)
-class PairStatsAdmin(admin.ModelAdmin):
-    list_display = ("variant", "white", "black", "wins", "draws", "losses")
-    list_filter = ("variant",)
-    list_select_related = ("white__bot", "black__bot")
-    raw_id_fields = ("white", "black")
-
-
 @admin.register(RatingState)
 class RatingStateAdmin(admin.ModelAdmin):
     list_display = ("variant", "results", "fitted", "fitted_at", "fit_seconds", "white_advantage")
@@ -56,25 +50,5 @@ class RatingStateAdmin(admin.ModelAdmin):
     @admin.action(description="Recompute these ratings from the matches")
     def refit(self, request: HttpRequest, queryset: QuerySet[RatingState]) -> None:
         for state in queryset:
-            ratings.recompute(state.variant)
+            recount.recompute(state.variant)
         self.message_user(request, "ratings recomputed")
-
-
-@admin.register(Rating)
-class RatingAdmin(admin.ModelAdmin):
-    list_display = ("variant", "rank", "version", "elo", "error", "games", "provisional", "points")
-    list_filter = ("variant",)
-    list_select_related = ("version__bot",)
-    search_fields = ("version__bot__name",)
-
-    @admin.display(boolean=True, description="provisional")
-    def provisional(self, obj: Rating) -> bool:
-        return obj.provisional
-
-
-@admin.register(RatingPoint)
-class RatingPointAdmin(admin.ModelAdmin):
-    list_display = ("version", "variant", "at", "elo", "error", "games")
-    list_filter = ("variant",)
-    list_select_related = ("version__bot",)
-    raw_id_fields = ("version",)

@@ -18,8 +18,9 @@ from django.db.models import Count, QuerySet
 from django.db.models.functions import TruncMonth
 from django.http import HttpResponse, StreamingHttpResponse
 
+from arena.bots.models import Variant
 from arena.games import privacy
-from arena.games.models import Match, MatchRecord, Variant
+from arena.games.models import Match, MatchRecord
 from arena.games.privacy import Viewer
 from arena.jsontypes import JSON
 

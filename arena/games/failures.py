@@ -35,9 +35,9 @@ from django.db.models import Count, Q
 from django.urls import reverse
 from django.utils import timezone
 
-from arena.bots.models import BotVersion, variant_title
+from arena.bots.models import BotVersion, Variant, variant_title
 from arena.games import privacy
-from arena.games.models import FailureAlert, Match, MatchRecord, Variant
+from arena.games.models import FailureAlert, Match, MatchRecord
 from arena.notifications.models import Event
 from arena.notifications.services import notify
 from arena.privacy import strip_paths

@@ -19,8 +19,9 @@ from django.utils import timezone
 
 from arena.bots.models import Bot, BotVersion, playing
 from arena.games import failures, services
-from arena.games.models import Match, PairStats, Rating
+from arena.games.models import Match
 from arena.jobs import claims
+from arena.ratings.models import PairStats, Rating
 
 S = Match.Status
 _IN_FLIGHT = (S.QUEUED, S.RUNNING)

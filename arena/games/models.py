@@ -1,47 +1,29 @@
-"""Matches, their records, the per-pair result counts and the ratings fitted from them.
+"""Matches, their records, their live moves, and the watch on versions that fail often.
 
 The life of a :class:`Match`: PENDING (a tournament's or a duel's, waiting for its turn) ->
 QUEUED (a task is on its way) -> RUNNING (claimed by one worker, which writes a heartbeat) ->
 FINISHED (with a result) or ABORTED (not counted). A tournament or a duel can also CANCEL it. Only
 :mod:`arena.games.services` changes a match's status, always with a guarded ``UPDATE``.
 
-A finished rated match adds one to the :class:`PairStats` row of its (variant, white, black)
-in the same transaction that writes its result, so ratings are fitted from a few thousand rows
-instead of every match; :func:`arena.games.ratings.rebuild_pair_stats` recomputes them from
-the matches at any time.
+A finished rated match adds one to its pair's counts (:class:`arena.ratings.models.PairStats`)
+in the same transaction that writes its result; :func:`arena.games.recount.recount_results`
+counts them again from the matches at any time.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
-import engine
-from arena.bots.models import BotVersion
+from arena.bots.models import BotVersion, Variant
 from arena.games.signals import match_closed
 from arena.jobs import limits
 from arena.jobs.models import ClaimedWork
 from arena.jsontypes import JSONObject
 from arena.referee.outcomes import Failure
-
-if TYPE_CHECKING:
-
-    class Variant(models.TextChoices):
-        """Its members are the engine's variants, known only when it runs: look one up by
-        value (``Variant("yinsh")``)."""
-
-else:
-    #: The games, as the engine defines them (all of them: YINSH, Blitz, Yangsh, Yangsh with
-    #: seven pawns): ``Variant.YINSH == "yinsh"``, labelled with the variant's title.
-    Variant = models.TextChoices(
-        "Variant", [(name.upper(), (name, v.title)) for name, v in engine.VARIANTS.items()]
-    )
 
 
 class Match(ClaimedWork):
@@ -246,110 +228,6 @@ class LiveMove(models.Model):
 
     def __str__(self) -> str:
         return f"match #{self.match_id} ply {self.ply}: {self.action}"
-
-
-class PairStats(models.Model):
-    """Rated results of ``white`` against ``black`` in a variant, from white's side."""
-
-    variant = models.CharField(max_length=10, choices=Variant.choices)
-    white = models.ForeignKey(BotVersion, models.CASCADE, related_name="+")
-    black = models.ForeignKey(BotVersion, models.CASCADE, related_name="+")
-    wins = models.PositiveIntegerField(default=0)
-    draws = models.PositiveIntegerField(default=0)
-    losses = models.PositiveIntegerField(default=0)
-
-    class Meta:
-        verbose_name = "pair statistics"
-        verbose_name_plural = "pair statistics"
-        constraints = [
-            models.UniqueConstraint(
-                fields=["variant", "white", "black"], name="pairstats_unique_pair"
-            ),
-        ]
-
-    def __str__(self) -> str:
-        return (
-            f"{self.white} - {self.black} {self.variant}: +{self.wins}={self.draws}-{self.losses}"
-        )
-
-    @property
-    def games(self) -> int:
-        return self.wins + self.draws + self.losses
-
-
-class RatingState(models.Model):
-    """Per variant: how many rated results were written, and how many the ratings include."""
-
-    variant = models.CharField(max_length=10, choices=Variant.choices, primary_key=True)
-    results = models.PositiveBigIntegerField(default=0)
-    fitted = models.PositiveBigIntegerField(default=0)
-    fitted_at = models.DateTimeField(null=True, blank=True)
-    white_advantage = models.FloatField(default=0.0)
-    fit_seconds = models.FloatField(default=0.0)
-
-    def __str__(self) -> str:
-        return f"{self.variant}: {self.fitted}/{self.results} results fitted"
-
-    @property
-    def unfitted(self) -> int:
-        """Results written since the last fit (the next includes them)."""
-        return max(0, self.results - self.fitted)
-
-
-class Rating(models.Model):
-    """A bot version's current rating in a variant (the cached leaderboard, rebuilt per fit)."""
-
-    variant = models.CharField(max_length=10, choices=Variant.choices)
-    version = models.ForeignKey(BotVersion, models.CASCADE, related_name="ratings")
-    elo = models.FloatField()
-    #: Half-width of the 95% interval (None when it cannot be estimated).
-    error = models.FloatField(null=True, blank=True)
-    games = models.PositiveIntegerField()
-    #: Points scored (a draw is half a point).
-    points = models.FloatField()
-    rank = models.PositiveIntegerField()
-    updated_at = models.DateTimeField(auto_now=True)
-
-    class Meta:
-        ordering = ["variant", "rank"]
-        constraints = [
-            models.UniqueConstraint(fields=["variant", "version"], name="rating_unique"),
-        ]
-        indexes = [models.Index(fields=["variant", "rank"], name="rating_rank_idx")]
-
-    def __str__(self) -> str:
-        interval = f"± {self.error:.0f}" if self.error is not None else "(interval unknown)"
-        return f"{self.version} {self.variant}: {self.elo:.0f} {interval}"
-
-    @property
-    def percent(self) -> float:
-        return 100.0 * self.points / self.games if self.games else 0.0
-
-    @property
-    def provisional(self) -> bool:
-        """Fitted from fewer than ``RATING_PROVISIONAL_GAMES`` games: the one definition of a
-        provisional rating, for every page and the API."""
-        return self.games < settings.RATING_PROVISIONAL_GAMES
-
-
-class RatingPoint(models.Model):
-    """One point of a version's rating history (kept when its games changed since the last)."""
-
-    variant = models.CharField(max_length=10, choices=Variant.choices)
-    version = models.ForeignKey(BotVersion, models.CASCADE, related_name="rating_history")
-    at = models.DateTimeField()
-    elo = models.FloatField()
-    error = models.FloatField(null=True, blank=True)
-    games = models.PositiveIntegerField()
-
-    class Meta:
-        ordering = ["at"]
-        indexes = [
-            models.Index(fields=["version", "variant", "at"], name="ratingpoint_version_idx")
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.version} {self.variant} @ {self.at:%Y-%m-%d %H:%M}: {self.elo:.0f}"
 
 
 class FailureAlert(models.Model):

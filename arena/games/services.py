@@ -16,16 +16,16 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db import transaction
 from django.utils import timezone
 
 from arena.bots.models import BotVersion
 from arena.bots.unpack import UnpackError
 from arena.games import failures, live, runner
-from arena.games.models import Match, MatchRecord, PairStats, RatingState, closed
+from arena.games.models import Match, MatchRecord, closed
 from arena.jobs import claims, policy
 from arena.jobs.sidecar import INLINE, Sidecar
+from arena.ratings import services as ratings
 from arena.referee.openings import opening
 from arena.referee.outcomes import Failure
 
@@ -35,8 +35,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 S = Match.Status
-#: The counter of a pair (PairStats) each result adds to.
-RESULT_FIELD = {"white": "wins", "draw": "draws", "black": "losses"}
 
 
 # ----------------------------------------------------------------------------- queueing
@@ -195,7 +193,7 @@ def finish(match_id: int, attempt: int, result: GameResult, *, match: Match | No
             pk=match_id
         )
         if not result.aborted and m.rated:
-            count_result(m.variant, m.white_id, m.black_id, result.outcome.result.value)
+            ratings.count_result(m.variant, m.white_id, m.black_id, result.outcome.result.value)
         closed(match_id)
         if not result.aborted:
             _watch_failures(m.variant, m.white_id, m.black_id, result.fault or "")
@@ -212,34 +210,6 @@ def _watch_failures(variant: str, white_id: int, black_id: int, fault: str) -> N
             failures.watch(variant, white_id, black_id, fault)
     except Exception:
         log.exception("the failure watch failed after a match in %s", variant)
-
-
-def count_result(variant: str, white_id: int, black_id: int, result: str) -> None:
-    """Add one rated result to its pair's counts and to the variant's result counter.
-
-    Called inside the transaction that writes the result; the ratings follow at the next fit
-    (:func:`arena.games.ratings.refresh`, every ``RATING_INTERVAL_S``). A version against
-    itself teaches the ratings nothing and is not counted.
-    """
-    if white_id == black_id:
-        return
-    name = RESULT_FIELD[result]
-    pair = PairStats.objects.filter(variant=variant, white_id=white_id, black_id=black_id)
-    if not pair.update(**{name: F(name) + 1}):
-        try:
-            with transaction.atomic():
-                PairStats.objects.create(
-                    variant=variant, white_id=white_id, black_id=black_id, **{name: 1}
-                )
-        except IntegrityError:  # created by another worker meanwhile
-            pair.update(**{name: F(name) + 1})
-    state = RatingState.objects.filter(variant=variant)
-    if not state.update(results=F("results") + 1):
-        try:
-            with transaction.atomic():
-                RatingState.objects.create(variant=variant, results=1)
-        except IntegrityError:
-            state.update(results=F("results") + 1)
 
 
 def abort(match_id: int, attempt: int, reason: str) -> bool:
@@ -308,6 +278,6 @@ def record_qualification(
             **_result_fields(result, now),
         )
         _store_record(m.pk, result)
-        count_result(m.variant, white.pk, black.pk, m.result)
+        ratings.count_result(m.variant, white.pk, black.pk, m.result)
         out.append(m)
     return out

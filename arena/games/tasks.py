@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from celery import Task, shared_task
 
-from arena.games import ladder, ratings, services
+from arena.games import ladder, services
 from arena.games.models import Match
 from arena.jobs import policy
 from arena.jobs.sidecar import sidecar
@@ -25,9 +25,3 @@ def play_match(self: Task[[int], str], match_id: int) -> str:
 def schedule_ladder() -> int:
     """Top up the ladder's queues (periodic)."""
     return len(ladder.schedule_ladder())
-
-
-@shared_task(acks_late=True)
-def refresh_ratings(force: bool = False) -> list[str]:
-    """Fit the ratings of the variants that have new results (periodic)."""
-    return [r.variant for r in ratings.refresh_all(force=force)]

@@ -19,8 +19,9 @@ from datetime import datetime
 
 from django.db.models import QuerySet
 
-from arena.games.models import Match, PairStats
-from arena.games.services import RESULT_FIELD
+from arena.games.models import Match
+from arena.ratings.models import PairStats
+from arena.ratings.services import RESULT_FIELD
 from arena.tournaments.models import Entry, Tournament
 from arena.tournaments.services import progress
 
@@ -66,7 +67,7 @@ def tally(tournament: Tournament) -> Tally:
         white__in=versions,
         black__in=versions,
     ).values_list("white", "black", "result"):
-        if white != black:  # a version against itself is not counted (services.count_result)
+        if white != black:  # a version against itself is not counted (ratings.count_result)
             played[white, black, RESULT_FIELD[result]] += 1
     counted: Counter[tuple[int, int, str]] = Counter()
     for pair in PairStats.objects.filter(

@@ -13,8 +13,7 @@ from django.db import models
 from django.db.models import Q
 from django.urls import reverse
 
-from arena.bots.models import BotVersion
-from arena.games.models import Variant
+from arena.bots.models import BotVersion, Variant
 from arena.tournaments import limits
 
 

@@ -26,10 +26,10 @@ from django.db.models import Count
 from django.utils import timezone
 
 from arena import stats, throttles
-from arena.bots.models import Bot, BotVersion
+from arena.bots.models import Bot, BotVersion, Variant
 from arena.core.errors import Refused
 from arena.games import downloads, privacy
-from arena.games.models import Match, MatchRecord, Variant
+from arena.games.models import Match, MatchRecord
 from arena.games.services import opening_for, queue_pending, replay
 from arena.jobs.limits import match_time_control
 from arena.notifications.models import Event

@@ -18,12 +18,13 @@ from arena.bots.models import (
     NAME_RULE,
     Bot,
     BotVersion,
+    Variant,
     describe_variants,
     every_variant,
 )
 from arena.duels import services as duels
 from arena.games.filters import TERMINATIONS
-from arena.games.models import Match, Variant
+from arena.games.models import Match
 from arena.notifications.models import CHOOSABLE
 from arena.tournaments import limits
 

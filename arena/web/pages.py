@@ -18,11 +18,12 @@ from django.utils.safestring import SafeString
 
 import engine
 from arena.bots import services as bots
-from arena.bots.models import Bot, BotVersion
+from arena.bots.models import Bot, BotVersion, Variant
 from arena.games import failures, privacy
-from arena.games.models import Match, MatchRecord, Rating, RatingPoint, Variant
+from arena.games.models import Match, MatchRecord
 from arena.jsontypes import JSONObject
 from arena.privacy import PlayerLog, player_logs
+from arena.ratings.models import Rating, RatingPoint
 from arena.web.plots import Series, history_svg
 
 __all__ = [

@@ -26,9 +26,11 @@ from rest_framework.authtoken.models import Token
 
 import engine
 from arena.bots import services as bots
-from arena.bots.models import Bot, BotVersion, describe_variants
-from arena.games import downloads, filters, headtohead, live, los, privacy, ratings
-from arena.games.models import Match, MatchRecord, Variant
+from arena.bots.models import Bot, BotVersion, Variant, describe_variants
+from arena.games import downloads, filters, headtohead, live, privacy
+from arena.games.models import Match, MatchRecord
+from arena.ratings import los
+from arena.ratings import services as ratings
 from arena.replay import replay_frames
 from arena.tournaments import services as tournaments
 from arena.tournaments.models import Tournament

@@ -12,8 +12,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
 from arena.bots.models import Bot, BotVersion
-from arena.games import privacy, ratings
+from arena.games import privacy
 from arena.games.models import Match, MatchRecord
+from arena.ratings import services as ratings
 from arena.tournaments.models import Tournament
 from tests.arena.conftest import BOTS, make_version, zipped_folder
 from tests.arena.test_matches import fake_result, queued_match

@@ -32,10 +32,10 @@ from arena.bots import store
 from arena.bots.models import Bot, BotVersion
 from arena.duels import services as duels
 from arena.duels.models import Duel
-from arena.games import ratings
 from arena.games import services as games
 from arena.games.models import Match
 from arena.jobs import claims
+from arena.ratings import services as ratings
 from arena.tournaments import services as tournaments
 from arena.tournaments.models import Entry, Tournament
 from arena.wsgi import application

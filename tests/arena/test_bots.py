@@ -20,8 +20,9 @@ from arena.bots.models import Bot, BotVersion
 from arena.bots.unpack import UploadError
 from arena.games import ladder
 from arena.games import services as services_games
-from arena.games.models import Match, MatchRecord, PairStats
+from arena.games.models import Match, MatchRecord
 from arena.jobs import claims
+from arena.ratings.models import PairStats
 from arena.referee.errors import InfrastructureError
 from arena.referee.sandbox import Sandbox, SandboxUnavailable
 from tests.arena.conftest import (

@@ -12,8 +12,9 @@ from django.core.management import CommandError, call_command
 from django.db.models import F
 
 from arena.games import services as games
-from arena.games.models import Match, PairStats
+from arena.games.models import Match
 from arena.jobs import claims
+from arena.ratings.models import PairStats
 from arena.referee.sandbox import SandboxSettings, processes_of_uids
 from arena.tournaments.chaos import Recoveries, Tally, tally
 from arena.tournaments.models import Tournament

@@ -15,8 +15,9 @@ from arena.duels import services as duels
 from arena.duels.models import Duel, DuelPair
 from arena.duels.signals import duel_finished
 from arena.games import services as games
-from arena.games.models import Match, PairStats
+from arena.games.models import Match
 from arena.jobs import claims
+from arena.ratings.models import PairStats
 from arena.referee import openings
 from tests.arena.conftest import make_version
 from tests.arena.test_matches import fake_result

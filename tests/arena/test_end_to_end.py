@@ -19,7 +19,8 @@ import engine
 from arena.bots import services as bots
 from arena.bots.models import BotVersion
 from arena.games import ladder, tasks
-from arena.games.models import Match, MatchRecord, Rating
+from arena.games.models import Match, MatchRecord
+from arena.ratings.models import Rating
 from tests.arena.conftest import BOTS, make_version, wait_for, zipped_folder
 
 

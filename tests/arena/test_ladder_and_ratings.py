@@ -8,9 +8,11 @@ from typing import Any
 import pytest
 
 from arena.bots.models import Bot, BotVersion, playing
-from arena.games import ladder, ratings, services
-from arena.games.models import Match, PairStats, Rating, RatingPoint, RatingState
+from arena.games import ladder, recount, services
+from arena.games.models import Match
 from arena.jobs import claims
+from arena.ratings import services as ratings
+from arena.ratings.models import PairStats, Rating, RatingPoint, RatingState
 from arena.referee.openings import opening
 from tests.arena.conftest import make_version
 from tests.arena.test_matches import fake_result
@@ -256,7 +258,7 @@ def test_ratings_recomputed_from_scratch_equal_the_incremental_ones(user: Any, a
     )
     PairStats.objects.all().delete()
     RatingState.objects.all().delete()
-    ratings.recompute()
+    recount.recompute()
     after = sorted(Rating.objects.values_list("version_id", "elo", "error", "games"))
     assert counts == sorted(
         PairStats.objects.values_list("white_id", "black_id", "wins", "draws", "losses")
@@ -287,14 +289,14 @@ def test_the_recount_of_one_variant_counts_only_its_finished_rated_results(
     PairStats.objects.filter(variant="yinsh").update(wins=99)
     PairStats.objects.create(variant="yinsh", white=make_version(user, "ghost"), black=a, wins=3)
 
-    assert ratings.rebuild_pair_stats("yinsh") == 6
+    assert recount.recount_results("yinsh") == 6
     counts = PairStats.objects.filter(variant="yinsh").values_list(
         "white_id", "black_id", "wins", "draws", "losses"
     )
     assert sorted(counts) == sorted([(a.pk, anchor.pk, 2, 1, 0), (anchor.pk, a.pk, 0, 0, 3)])
     assert list(PairStats.objects.filter(variant="blitz").values_list("pk", "wins")) == blitz
     assert RatingState.objects.get(variant="yinsh").results == 6
-    assert ratings.rebuild_pair_stats() == 7
+    assert recount.recount_results() == 7
     assert RatingState.objects.get(variant="blitz").results == 1
 
 

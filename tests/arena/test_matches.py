@@ -14,9 +14,10 @@ from django.utils import timezone
 import engine
 from arena.bots.unpack import StoredFileError
 from arena.games import services
-from arena.games.models import Match, MatchRecord, PairStats, RatingState
+from arena.games.models import Match, MatchRecord
 from arena.jobs import claims, limits
 from arena.jobs.policy import InfrastructureError
+from arena.ratings.models import PairStats, RatingState
 from arena.referee.match import GameResult
 from arena.referee.outcomes import Failure
 from arena.referee.sandbox import Sandbox, SandboxUnavailable, SlotsExhausted

@@ -16,11 +16,14 @@ from arena.bots import services as bot_services
 from arena.bots.models import BotVersion
 from arena.duels import services as duels
 from arena.duels.models import Duel
-from arena.games import filters, headtohead, los, ratings
+from arena.games import filters, headtohead
 from arena.games import services as games
-from arena.games.models import Match, RatingPoint
+from arena.games.models import Match
 from arena.jobs import claims
 from arena.notifications import services as notifications
+from arena.ratings import los
+from arena.ratings import services as ratings
+from arena.ratings.models import RatingPoint
 from arena.stats import trinomial_estimate
 from arena.tournaments.models import Entry, Tournament
 from arena.web.plots import Series, history_svg

@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
-from arena.games.models import Rating
+from arena.ratings.models import Rating
 from tests.arena.conftest import make_version
 from tests.arena.test_ladder_and_ratings import rate
 
@@ -59,7 +59,7 @@ def test_the_bot_page_marks_a_provisional_rating_and_its_chart_legend(
 ) -> None:
     from django.utils import timezone
 
-    from arena.games.models import RatingPoint
+    from arena.ratings.models import RatingPoint
 
     settled, newcomer = rated
     for v in (settled, newcomer):
@@ -88,5 +88,5 @@ def test_the_api_says_which_ratings_are_provisional(rated: tuple[Any, Any]) -> N
 def test_the_admins_ratings_list_marks_provisional_ones(
     rated: tuple[Any, Any], admin_client: Any
 ) -> None:
-    page = admin_client.get("/admin/games/rating/").content.decode()
+    page = admin_client.get("/admin/ratings/rating/").content.decode()
     assert "provisional" in page and page.count('alt="True"') == 1

@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from arena.games.models import Match, PairStats
+from arena.games.models import Match
+from arena.ratings.models import PairStats
 from arena.referee.sandbox import SandboxSettings, processes_of_uids
 from tests.arena.conftest import DEADLINE_S, QUEUE, TEST_BOTS, make_version
 

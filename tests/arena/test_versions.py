@@ -14,8 +14,10 @@ from rest_framework.test import APIClient
 from arena.admission import services as admission
 from arena.bots import services
 from arena.bots.models import Bot, BotVersion
-from arena.games import ratings
-from arena.games.models import Match, Rating
+from arena.games import recount
+from arena.games.models import Match
+from arena.ratings import services as ratings
+from arena.ratings.models import Rating
 from tests.arena.conftest import make_version
 from tests.arena.test_ladder_and_ratings import results
 
@@ -132,7 +134,7 @@ def test_a_version_that_passes_its_check_cancels_its_predecessors_waiting_ladder
 def test_a_retired_version_keeps_its_rating_through_every_refit(user: Any, anchor: Any) -> None:
     old, new = two_versions(user)
     results({(old, anchor): (6, 1, 3), (new, anchor): (8, 0, 2)})
-    ratings.recompute("yinsh")
+    recount.recompute("yinsh")
     before = Rating.objects.get(version=old, variant="yinsh")
     ratings.refresh("yinsh", force=True)
     after = Rating.objects.get(version=old, variant="yinsh")

@@ -12,8 +12,9 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from arena.bots.models import Bot, BotVersion
-from arena.games import privacy, ratings, services
+from arena.games import privacy, services
 from arena.games.models import Match, MatchRecord
+from arena.ratings import services as ratings
 from arena.tournaments.models import Tournament
 from tests.arena.conftest import BOTS, make_version, zipped_folder
 from tests.arena.test_matches import queued_match
@@ -327,10 +328,10 @@ def test_the_admin_lists_every_model(django_user_model: Any) -> None:
         "/admin/bots/bot/",
         "/admin/bots/botversion/",
         "/admin/games/match/",
-        "/admin/games/pairstats/",
-        "/admin/games/rating/",
-        "/admin/games/ratingpoint/",
-        "/admin/games/ratingstate/",
+        "/admin/ratings/pairstats/",
+        "/admin/ratings/rating/",
+        "/admin/ratings/ratingpoint/",
+        "/admin/ratings/ratingstate/",
         "/admin/tournaments/tournament/",
     ):
         assert c.get(url).status_code == 200, url
@@ -340,7 +341,7 @@ def test_the_admin_lists_every_model(django_user_model: Any) -> None:
 def test_the_admin_shows_a_rating_whose_interval_is_unknown(
     django_user_model: Any, user: Any
 ) -> None:
-    from arena.games.models import Rating
+    from arena.ratings.models import Rating
 
     admin = django_user_model.objects.create_superuser("root", "r@example.org", "pw-long-1234")
     v = make_version(user, "newcomer")
@@ -348,8 +349,8 @@ def test_the_admin_shows_a_rating_whose_interval_is_unknown(
         variant="yinsh", version=v, elo=1000, error=None, games=1, points=0, rank=1
     )
     c = logged_in(admin)
-    assert c.get("/admin/games/rating/").status_code == 200
-    page = c.get(f"/admin/games/rating/{r.pk}/change/")
+    assert c.get("/admin/ratings/rating/").status_code == 200
+    page = c.get(f"/admin/ratings/rating/{r.pk}/change/")
     assert page.status_code == 200 and "interval unknown" in page.content.decode()
 
 

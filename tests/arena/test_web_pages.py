@@ -15,9 +15,10 @@ from rest_framework.test import APIClient
 import arena.web.pages
 import engine
 from arena.bots.models import BotVersion
-from arena.games import ratings
 from arena.games import services as games
 from arena.games.models import Match, MatchRecord
+from arena.jobs import claims
+from arena.ratings import services as ratings
 from arena.web import pages
 from tests.arena.conftest import make_version
 from tests.arena.test_failures import SECRET, crash
@@ -42,7 +43,7 @@ def alpha(user: Any, other_user: Any) -> tuple[BotVersion, BotVersion, BotVersio
     new = make_version(user, "alpha")
     beta = make_version(other_user, "beta")
     m = queued_match(new, beta)
-    games.finish(m.pk, games.claim(m.pk), fake_result())
+    games.finish(m.pk, claims.claim(Match, m.pk), fake_result())
     ratings.refresh("yinsh")
     for _ in range(3):
         crash(new, beta)

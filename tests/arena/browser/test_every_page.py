@@ -15,10 +15,10 @@ from playwright.sync_api import Page, expect
 import engine
 from arena.bots.models import BotVersion
 from arena.duels import services as duels
-from arena.games import ratings
 from arena.games import services as games
 from arena.games.models import Match
 from arena.jobs import claims
+from arena.ratings import services as ratings
 from arena.referee.game import GameResult
 from arena.tournaments import services as tournaments
 from arena.tournaments.models import Tournament

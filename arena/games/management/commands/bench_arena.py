@@ -32,9 +32,11 @@ from django.test import Client
 
 from arena.bots import services as bots
 from arena.bots.models import Bot, BotVersion
-from arena.games import ratings, runner
-from arena.games.models import Match, Rating, RatingState
+from arena.games import recount, runner
+from arena.games.models import Match
 from arena.jobs import claims
+from arena.ratings import services as ratings
+from arena.ratings.models import Rating, RatingState
 
 PREFIX = "benchgames-"
 
@@ -235,7 +237,7 @@ class Command(BaseCommand):
             Rating.objects.all().delete()
             RatingState.objects.update(white_advantage=0.0)
         started = time.perf_counter()
-        counted = ratings.rebuild_pair_stats()
+        counted = recount.recount_results()
         rebuilt = time.perf_counter() - started
         reports = ratings.refresh_all(force=True)
         total = time.perf_counter() - started
@@ -264,4 +266,4 @@ def _remove_bench_versions() -> None:
         Match.objects.filter(white__in=versions).delete()
         Match.objects.filter(black__in=versions).delete()
         Bot.objects.filter(name__startswith=PREFIX).delete()
-    ratings.recompute()
+    recount.recompute()

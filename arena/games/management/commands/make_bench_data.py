@@ -22,8 +22,9 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from arena.bots.models import Bot, BotVersion
-from arena.games import ratings
-from arena.games.models import Match, RatingPoint
+from arena.games import recount
+from arena.games.models import Match
+from arena.ratings.models import RatingPoint
 
 PREFIX = "bench-"
 BATCH = 5000
@@ -49,7 +50,7 @@ class Command(BaseCommand):
         strength = {v: rng.gauss(1200, 300) for v in versions}
         self._matches(versions, strength, o["matches"], o["variant"], rng)
         self.stdout.write("fitting the ratings ...")
-        for r in ratings.recompute(o["variant"]):
+        for r in recount.recompute(o["variant"]):
             self.stdout.write(
                 f"  {r.variant}: {r.players} versions, {r.pairs} pairs, {r.seconds:.2f} s"
             )
@@ -136,7 +137,7 @@ class Command(BaseCommand):
             self.stdout.write(f"  {made} matches")
 
     def _history(self, versions: list[int], variant: str, points: int, rng: random.Random) -> None:
-        from arena.games.models import Rating
+        from arena.ratings.models import Rating
 
         now = timezone.now()
         final = dict(Rating.objects.filter(variant=variant).values_list("version_id", "elo"))

@@ -6,8 +6,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from arena.games import ratings
-from arena.games.models import Variant
+from arena.bots.models import Variant
+from arena.games import recount
 
 
 class Command(BaseCommand):
@@ -17,7 +17,7 @@ class Command(BaseCommand):
         parser.add_argument("--variant", choices=Variant.values, help="only this variant")
 
     def handle(self, *args: object, **options: Any) -> None:
-        for r in ratings.recompute(options["variant"]):
+        for r in recount.recompute(options["variant"]):
             self.stdout.write(
                 f"{r.variant}: {r.players} versions, {r.pairs} pairs, {r.results} results, "
                 f"fitted in {r.seconds:.2f} s"

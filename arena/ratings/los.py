@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from arena import stats
-from arena.games import ratings
-from arena.games.models import PairStats, Rating
+from arena.ratings import services as ratings
+from arena.ratings.models import PairStats, Rating
 
 #: How many of the top versions a leaderboard's table compares.
 TOP = 10

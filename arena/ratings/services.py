@@ -1,8 +1,9 @@
 """Ratings, cached per variant: fitted from the per-pair result counts (:mod:`arena.stats.rating`).
 
-A fit is a pure function of the finished rated results, so it can run at any time, as often as
-wanted: :func:`refresh` runs when new results arrived since the last fit (a periodic task),
-:func:`recompute` first rebuilds the counts from the matches themselves (a management command).
+Each rated result is counted (:func:`count_result`) in the transaction that writes it. A fit is
+a pure function of those counts, so it can run at any time, as often as wanted: :func:`refresh`
+runs when new results arrived since the last fit (a periodic task, every ``RATING_INTERVAL_S``);
+:func:`arena.games.recount.recount_results` counts them again from the matches themselves.
 The built-in ``RATING_ANCHOR_BOT`` (``random``) is held at ``RATING_ANCHOR_ELO``.
 """
 
@@ -15,15 +16,19 @@ from dataclasses import dataclass
 
 import numpy as np
 from django.conf import settings
-from django.db import connection, transaction
-from django.db.models import Count, F, Q, QuerySet
+from django.db import IntegrityError, transaction
+from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from arena.bots.models import Bot, BotVersion
-from arena.games.models import Match, PairStats, Rating, RatingPoint, RatingState, Variant
+from arena.ratings.models import PairStats, Rating, RatingPoint, RatingState
 from arena.stats import rating
 
 log = logging.getLogger(__name__)
+
+
+#: The counter of a pair (PairStats) each result adds to.
+RESULT_FIELD = {"white": "wins", "draw": "draws", "black": "losses"}
 
 
 @dataclass
@@ -171,6 +176,34 @@ def _fit(variant: str, state: RatingState) -> _Fitted:
     return _Fitted(rows, result.white_advantage, len(counts))
 
 
+def count_result(variant: str, white_id: int, black_id: int, result: str) -> None:
+    """Add one rated result to its pair's counts and to the variant's result counter.
+
+    Called inside the transaction that writes the result; the ratings follow at the next fit
+    (:func:`arena.ratings.services.refresh`, every ``RATING_INTERVAL_S``). A version against
+    itself teaches the ratings nothing and is not counted.
+    """
+    if white_id == black_id:
+        return
+    name = RESULT_FIELD[result]
+    pair = PairStats.objects.filter(variant=variant, white_id=white_id, black_id=black_id)
+    if not pair.update(**{name: F(name) + 1}):
+        try:
+            with transaction.atomic():
+                PairStats.objects.create(
+                    variant=variant, white_id=white_id, black_id=black_id, **{name: 1}
+                )
+        except IntegrityError:  # created by another worker meanwhile
+            pair.update(**{name: F(name) + 1})
+    state = RatingState.objects.filter(variant=variant)
+    if not state.update(results=F("results") + 1):
+        try:
+            with transaction.atomic():
+                RatingState.objects.create(variant=variant, results=1)
+        except IntegrityError:
+            state.update(results=F("results") + 1)
+
+
 def _finite(x: float) -> float | None:
     return x if math.isfinite(x) else None
 
@@ -186,91 +219,6 @@ def refresh_all(*, force: bool = False) -> list[FitReport]:
         if report:
             out.append(report)
     return out
-
-
-def rebuild_pair_stats(variant: str | None = None) -> int:
-    """Recount every pair's results from the finished rated matches; returns the number of
-    results. Leaves the ratings to :func:`refresh`.
-
-    The counts never pass through Python: one ``GROUP BY`` over the matches goes into a
-    temporary table, one join with the stored counts finds the pairs whose counts differ
-    (none, unless something went wrong), and only those are written. Rewriting every row
-    instead costs far more than counting (index upkeep and key checks for each pair).
-    """
-    finished = Match.objects.filter(status=Match.Status.FINISHED, rated=True).exclude(
-        white=F("black")
-    )
-    if variant:
-        finished = finished.filter(variant=variant)
-    grouped = (
-        finished.order_by()
-        .values("variant", "white_id", "black_id")
-        .annotate(
-            wins=Count("pk", filter=Q(result="white")),
-            draws=Count("pk", filter=Q(result="draw")),
-            losses=Count("pk", filter=Q(result="black")),
-        )
-        .values_list("variant", "white_id", "black_id", "wins", "draws", "losses")
-    )
-    counting, count_params = grouped.query.sql_with_params()
-    q = connection.ops.quote_name
-    table = q(PairStats._meta.db_table)
-    counted, changed = q("arena_counted_pairs"), q("arena_changed_pairs")
-    current = f"SELECT id, variant, white_id, black_id, wins, draws, losses FROM {table}"
-    current_params: list[str] = []
-    if variant:
-        current += " WHERE variant = %s"
-        current_params.append(variant)
-    keys = "c.variant = p.variant AND c.white_id = p.white_id AND c.black_id = p.black_id"
-    with transaction.atomic(), connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute("SET LOCAL work_mem = '64MB'")  # the GROUP BY in memory
-        cursor.execute(
-            # columns variant, white_id, black_id, wins, draws, losses
-            f"CREATE TEMPORARY TABLE {counted} AS " + counting,
-            count_params,
-        )
-        cursor.execute(
-            f"CREATE TEMPORARY TABLE {changed} AS "
-            "SELECT p.id AS pid, c.variant, c.white_id, c.black_id, c.wins, c.draws, c.losses "
-            f"FROM {counted} c FULL OUTER JOIN ({current}) p "
-            f"ON {keys} WHERE p.id IS NULL OR c.variant IS NULL "
-            "OR c.wins <> p.wins OR c.draws <> p.draws OR c.losses <> p.losses",
-            current_params,
-        )
-        cursor.execute(
-            f"DELETE FROM {table} WHERE id IN (SELECT pid FROM {changed} WHERE variant IS NULL)"
-        )
-        cursor.execute(
-            f"UPDATE {table} SET "
-            f"wins = (SELECT wins FROM {changed} WHERE pid = {table}.id), "
-            f"draws = (SELECT draws FROM {changed} WHERE pid = {table}.id), "
-            f"losses = (SELECT losses FROM {changed} WHERE pid = {table}.id) "
-            f"WHERE id IN (SELECT pid FROM {changed} WHERE variant IS NOT NULL)"
-        )
-        cursor.execute(
-            f"INSERT INTO {table} (variant, white_id, black_id, wins, draws, losses) "
-            f"SELECT variant, white_id, black_id, wins, draws, losses FROM {changed} "
-            "WHERE pid IS NULL"
-        )
-        cursor.execute(
-            f"SELECT variant, SUM(wins + draws + losses) FROM {counted} GROUP BY variant"
-        )
-        total = {v: int(n) for v, n in cursor.fetchall()}
-        cursor.execute(f"DROP TABLE {counted}")
-        cursor.execute(f"DROP TABLE {changed}")
-        for v in [variant] if variant else [c.value for c in Variant]:
-            RatingState.objects.update_or_create(variant=v, defaults={"results": total.get(v, 0)})
-    return sum(total.values())
-
-
-def recompute(variant: str | None = None) -> list[FitReport]:
-    """Rebuild the counts from the matches, then fit every variant again from scratch."""
-    rebuild_pair_stats(variant)
-    if variant:
-        report = refresh(variant, force=True)
-        return [report] if report else []
-    return refresh_all(force=True)
 
 
 def leaderboard(variant: str, *, include_retired: bool = False) -> QuerySet[Rating]:
