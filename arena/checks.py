@@ -9,7 +9,7 @@ from django.conf import settings
 from django.core.checks import Error, Tags, register
 
 import engine
-from arena.throttles import parse_rate
+from arena.core.throttles import parse_rate
 
 
 @register(Tags.security, deploy=False)

@@ -245,7 +245,7 @@ CACHES = {
     )
 }
 #: Per-user rates ("N/period": 20/hour; empty or "off": none) of the actions that cost work
-#: (arena.throttles: the site and the API alike), of API requests per user ("api") and per
+#: (arena.core.throttles: the site and the API alike), of API requests per user ("api") and per
 #: address without a login ("anon"). Operators (staff) are not limited.
 THROTTLE_RATES: dict[str, str] = {
     "upload": env_str("ARENA_THROTTLE_UPLOAD", "20/hour"),
@@ -292,7 +292,7 @@ DUEL_TIME_CONTROL = env_str("ARENA_DUEL_TIME_CONTROL", LADDER_TIME_CONTROL)
 #: this many, and each variant it declares with each colour (arena.admission).
 QUALIFICATION_GAMES = env_int("ARENA_QUALIFICATION_GAMES", 2)
 QUALIFICATION_TIME_CONTROL = env_str("ARENA_QUALIFICATION_TIME_CONTROL", "5+0.1")
-#: Games of the protocol conformance check (arena.referee.checkbot): at least this many, and
+#: Games of the protocol conformance check (arena.referee.conformance): at least this many, and
 #: one in each variant the bot declares; and their clock.
 CHECK_GAMES = env_int("ARENA_CHECK_GAMES", 2)
 CHECK_TIME_CONTROL = env_str("ARENA_CHECK_TIME_CONTROL", "20+0.2")

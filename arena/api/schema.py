@@ -6,7 +6,7 @@ from typing import Any
 
 from drf_spectacular.generators import SchemaGenerator
 
-from arena.jsontypes import JSONObject
+from arena.referee.jsontypes import JSONObject
 
 ERROR: JSONObject = {
     "type": "object",

@@ -23,9 +23,9 @@ from arena.games import privacy
 from arena.games.downloads import LadderMonth
 from arena.games.filters import TERMINATIONS
 from arena.games.models import Match
-from arena.jsontypes import JSONObject
 from arena.notifications.models import CHOOSABLE
 from arena.ratings.models import Rating, RatingPoint
+from arena.referee.jsontypes import JSONObject
 from arena.tournaments import limits
 from arena.tournaments.models import Tournament
 from arena.web import pages

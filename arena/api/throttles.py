@@ -4,7 +4,7 @@
 login; both rates come from ``THROTTLE_RATES`` (``ARENA_THROTTLE_API``, ``ARENA_THROTTLE_ANON``)
 when the request arrives, not when the module was imported. Operators (staff) are not limited.
 The limits on actions (uploads, tests, challenges, tournaments) are not here: the services
-apply them (:mod:`arena.throttles`), for the site and the API alike.
+apply them (:mod:`arena.core.throttles`), for the site and the API alike.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from django.conf import settings
 from rest_framework.request import Request
 from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
 
-from arena.throttles import parse_rate
+from arena.core.throttles import parse_rate
 
 if TYPE_CHECKING:  # DRF's views import this module (its settings name it): no cycle at run time
     from rest_framework.views import APIView

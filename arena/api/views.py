@@ -374,7 +374,7 @@ class TournamentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewse
     @action(detail=True, methods=["post"], permission_classes=[permissions.IsAuthenticated])
     def replay(self, request: Request, pk: str) -> Response:
         """Play the missing games of an incomplete tournament again (organiser)."""
-        return self._act(request, tournaments.replay_missing, "played again")
+        return self._act(request, tournaments.play_missing_again, "played again")
 
     @extend_schema(responses={(200, "application/zip"): OpenApiTypes.BINARY})
     @action(detail=True, methods=["get"])

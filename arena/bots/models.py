@@ -19,8 +19,8 @@ from django.utils import timezone
 import engine
 from arena.jobs import limits
 from arena.jobs.models import ClaimedWork
-from arena.jsontypes import JSONObject
-from arena.referee.checkbot import plan
+from arena.referee.conformance import plan
+from arena.referee.jsontypes import JSONObject
 
 log = logging.getLogger(__name__)
 

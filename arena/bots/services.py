@@ -32,11 +32,11 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max, ProtectedError, Sum
 from django.utils import timezone
 
-from arena import throttles
 from arena.bots import store
 from arena.bots.models import NAME_PATTERN, NAME_RULE, Bot, BotVersion
 from arena.bots.signals import bot_withdrawn, versions_retired
 from arena.bots.unpack import FILE, TARGZ, UploadError, detect_kind, safe_filename
+from arena.core import throttles
 from arena.core.errors import Refused
 from arena.jobs import claims
 
@@ -204,7 +204,7 @@ def create_bot(
     """Create a bot and its first version from an upload (PENDING; its check is queued).
 
     Raises :class:`UploadError` (:class:`QuotaExceeded` over the owner's storage quota) or
-    :class:`~arena.throttles.Throttled` (too many uploads); nothing is stored then."""
+    :class:`~arena.core.throttles.Throttled` (too many uploads); nothing is stored then."""
     if not owner.is_authenticated:
         raise PermissionDenied("log in to upload a bot")
     with throttles.limited(owner, "upload"):

@@ -28,18 +28,19 @@ from django.db import transaction
 from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
-from arena import stats, throttles
+from arena import stats
 from arena.bots import services as bots
 from arena.bots.models import Bot, BotVersion, Variant
+from arena.core import throttles
 from arena.core.errors import Refused
 from arena.duels.models import Duel, DuelPair
 from arena.duels.signals import duel_finished
 from arena.games.models import Match
 from arena.games.services import create_pair, queue_pending
 from arena.jobs.limits import match_time_control
-from arena.jsontypes import JSONObject
 from arena.notifications.models import Event
 from arena.notifications.services import notify
+from arena.referee.jsontypes import JSONObject
 
 M = Match.Status
 DS = Duel.Status

@@ -22,7 +22,7 @@ from arena.bots.models import Variant
 from arena.games import privacy
 from arena.games.models import Match, MatchRecord
 from arena.games.privacy import Viewer
-from arena.jsontypes import JSON
+from arena.referee.jsontypes import JSON
 
 RECORD_TYPE = "text/plain; charset=utf-8"
 JSON_TYPE = "application/json"

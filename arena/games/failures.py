@@ -40,8 +40,8 @@ from arena.games import privacy
 from arena.games.models import FailureAlert, Match, MatchRecord
 from arena.notifications.models import Event
 from arena.notifications.services import notify
-from arena.privacy import strip_paths
 from arena.referee.outcomes import Failure
+from arena.referee.redaction import strip_paths
 
 __all__ = [
     "KINDS",

@@ -9,7 +9,7 @@ of the match starts afresh, and they are deleted when the match closes (its reco
 the game).
 
 :func:`feed` is what ``/matches/<id>/live.json?since=N`` answers: the frames of the replay
-widget after ply ``N`` (:func:`arena.replay.replay_frames`), the clocks, and whether the game
+widget after ply ``N`` (:func:`arena.games.replay.replay_frames`), the clocks, and whether the game
 is over. Everything in it is public: no bot's ``info``, standard error or failure details,
 whoever asks (the finished game's page shows its owner more).
 """
@@ -25,8 +25,8 @@ from django.utils import timezone
 
 import engine
 from arena.games.models import LiveMove, Match, MatchRecord
+from arena.games.replay import Frame, GameData, replay_frames
 from arena.referee.game import Played, TimeControl
-from arena.replay import Frame, GameData, replay_frames
 
 __all__ = ["Clocks", "Feed", "GameData", "Moves", "Side", "clear", "feed", "timed"]
 

@@ -22,7 +22,7 @@ from arena.bots.models import BotVersion, Variant
 from arena.games.signals import match_closed
 from arena.jobs import limits
 from arena.jobs.models import ClaimedWork
-from arena.jsontypes import JSONObject
+from arena.referee.jsontypes import JSONObject
 from arena.referee.outcomes import Failure
 
 

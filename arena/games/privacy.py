@@ -3,8 +3,8 @@
 The rule (docs/bots.md, "Logs"): a bot's standard error, its ``info`` and the details of its
 failure are its owner's, and the operators' (staff); everyone sees the result and what
 happened; nobody sees a server path. :func:`visible_colours` decides who sees what,
-:mod:`arena.privacy` (plain Python) does the redaction, and the functions here join them, so a
-new page needs one call:
+:mod:`arena.referee.redaction` (plain Python) does the redaction, and the functions here join
+them, so a new page needs one call:
 
 * :func:`transcript_for` (a match's transcript), :func:`reason_for` (a match's reason),
   :func:`version_reason_for` (a rejected version's reason), :func:`check_transcript`
@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
 
-from arena import privacy
 from arena.bots.models import Bot, BotVersion
 from arena.games.models import Match
-from arena.jsontypes import JSON, JSONObject
+from arena.referee import redaction
+from arena.referee.jsontypes import JSON, JSONObject
 
 __all__ = [
     "CheckLogs",
@@ -57,7 +57,7 @@ _ROOT_SETTINGS = (
 
 
 def server_roots() -> tuple[str, ...]:
-    """The server's folders, as :func:`arena.privacy.strip_paths` takes them: the arena's
+    """The server's folders, as :func:`arena.referee.redaction.strip_paths` takes them: the arena's
     data (``VAR_DIR``, the bot store, cache and builds, the sandbox's state), its code, and the
     temporary folder (where a single-file bot runs)."""
     roots = [str(getattr(settings, name, "") or "") for name in _ROOT_SETTINGS]
@@ -82,8 +82,9 @@ def visible_colours(user: Viewer, match: Match) -> frozenset[str]:
 
 
 def transcript_for(user: Viewer, match: Match, transcript: JSON) -> JSON:
-    """``match``'s transcript as ``user`` may read it (see :func:`arena.privacy.redact`)."""
-    return privacy.redact(transcript, visible_colours(user, match), server_roots())
+    """``match``'s transcript as ``user`` may read it (see
+    :func:`arena.referee.redaction.redact`)."""
+    return redaction.redact(transcript, visible_colours(user, match), server_roots())
 
 
 def reason_for(user: Viewer, match: Match) -> str:
@@ -92,18 +93,18 @@ def reason_for(user: Viewer, match: Match) -> str:
     neither or both failed), else the public words of what happened (``match.reason``; a
     reason stored before the two were kept apart loses the standard error it quotes)."""
     visible = visible_colours(user, match)
-    quoted = {match.fault} if match.fault else set(privacy.COLOURS)
+    quoted = {match.fault} if match.fault else set(redaction.COLOURS)
     if quoted <= visible:
-        return privacy.strip_paths(match.detail or match.reason, server_roots())
-    return privacy.public_text(match.reason, server_roots())
+        return redaction.strip_paths(match.detail or match.reason, server_roots())
+    return redaction.public_text(match.reason, server_roots())
 
 
 def version_reason_for(user: Viewer, version: BotVersion) -> str:
     """A version's ``reason`` (why it was rejected) as ``user`` may read it: whole for its
     owner and the operators, the public words for everyone else."""
     if may_see_logs(user, version.bot):
-        return privacy.strip_paths(version.reason, server_roots())
-    return privacy.public_text(version.reason, server_roots())
+        return redaction.strip_paths(version.reason, server_roots())
+    return redaction.public_text(version.reason, server_roots())
 
 
 @dataclass(frozen=True)
@@ -120,16 +121,16 @@ def check_logs(version: BotVersion) -> CheckLogs:
     first: nobody else may read them)."""
     roots = server_roots()
     return CheckLogs(
-        [privacy.strip_paths(str(line), roots) for line in version.report or []],
-        privacy.strip_paths(version.stderr_tail, roots),
+        [redaction.strip_paths(str(line), roots) for line in version.report or []],
+        redaction.strip_paths(version.stderr_tail, roots),
     )
 
 
-def check_transcript(transcript: JSON, visible: Collection[str] = privacy.COLOURS) -> JSON:
+def check_transcript(transcript: JSON, visible: Collection[str] = redaction.COLOURS) -> JSON:
     """A check's failing game, for the version's owner: the ``visible`` colours' logs (the
     version's own; both, for one stored before the check kept only its own side), no server
     path."""
-    return privacy.redact(transcript, visible, server_roots())
+    return redaction.redact(transcript, visible, server_roots())
 
 
 def own_side(transcript: JSONObject, digest: str) -> JSONObject:
@@ -138,11 +139,11 @@ def own_side(transcript: JSONObject, digest: str) -> JSONObject:
     players = transcript.get("players")
     mine = [
         colour
-        for colour in privacy.COLOURS
+        for colour in redaction.COLOURS
         if isinstance(players, dict)
         and isinstance(players.get(colour), dict)
         and players[colour].get("digest") == digest  # type: ignore[union-attr]  # checked above
     ]
-    redacted = check_transcript(transcript, mine or privacy.COLOURS)
+    redacted = check_transcript(transcript, mine or redaction.COLOURS)
     assert isinstance(redacted, dict)
     return redacted

@@ -226,7 +226,7 @@ def abort(match_id: int, attempt: int, reason: str) -> bool:
     return bool(done)
 
 
-def replay(match_ids: Iterable[int]) -> int:
+def play_again(match_ids: Iterable[int]) -> int:
     """ABORTED -> PENDING for these matches (those still aborted), with fresh attempts, so that
     they are played again (an incomplete tournament's missing games); the aborted game's
     record, if any, is dropped. Returns how many."""

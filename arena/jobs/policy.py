@@ -25,8 +25,8 @@ from celery import Task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.db import DatabaseError, OperationalError, connections
 
-from arena.privacy import strip_paths
 from arena.referee.errors import InfrastructureError
+from arena.referee.redaction import strip_paths
 
 __all__ = ["InfrastructureError", "claimed", "public_reason", "retrying", "run"]
 

@@ -11,7 +11,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from arena.jsontypes import JSONObject
+from arena.referee.jsontypes import JSONObject
 
 
 class Event(models.TextChoices):

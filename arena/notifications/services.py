@@ -21,7 +21,6 @@ from django.db.models import F
 from django.utils import timezone
 
 from arena.jobs import claims
-from arena.jsontypes import JSONObject
 from arena.notifications import webhook
 from arena.notifications.models import (
     Delivery,
@@ -29,6 +28,7 @@ from arena.notifications.models import (
     Notification,
     NotificationSettings,
 )
+from arena.referee.jsontypes import JSONObject
 
 log = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 from django.conf import settings
 
 from arena.core.errors import Refused
-from arena.jsontypes import JSONObject
+from arena.referee.jsontypes import JSONObject
 
 __all__ = ["WebhookError", "check_url", "post"]
 

@@ -11,7 +11,7 @@ from arena.referee.transport import ViolationLike
 __all__ = ["STDERR_MARK", "stderr_summary", "storable", "violation_text", "without_stderr"]
 
 #: How a failure text quotes the bot's standard error: everything from here on is the bot's own
-#: words, which only its owner may read (arena.privacy).
+#: words, which only its owner may read (arena.referee.redaction).
 STDERR_MARK = "; stderr: "
 
 

@@ -23,7 +23,7 @@ class Tournament(models.Model):
         PAUSED = "paused", "paused"
         FINISHED = "finished", "finished"
         #: Every game ended, but some were aborted (the machine failed them too often): its
-        #: organiser may have them played again (``services.replay_missing``).
+        #: organiser may have them played again (``services.play_missing_again``).
         INCOMPLETE = "incomplete", "incomplete"
         CANCELLED = "cancelled", "cancelled"
 

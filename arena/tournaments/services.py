@@ -25,12 +25,13 @@ from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
-from arena import stats, throttles
+from arena import stats
 from arena.bots.models import Bot, BotVersion, Variant
+from arena.core import throttles
 from arena.core.errors import Refused
 from arena.games import downloads, privacy
 from arena.games.models import Match, MatchRecord
-from arena.games.services import opening_for, queue_pending, replay
+from arena.games.services import opening_for, play_again, queue_pending
 from arena.jobs.limits import match_time_control
 from arena.notifications.models import Event
 from arena.notifications.services import notify
@@ -258,7 +259,7 @@ def resume(user: User | AnonymousUser, tournament: Tournament) -> bool:
     return True
 
 
-def replay_missing(user: User | AnonymousUser, tournament: Tournament) -> bool:
+def play_missing_again(user: User | AnonymousUser, tournament: Tournament) -> bool:
     """INCOMPLETE -> RUNNING: its aborted games are played again (fresh attempts), and the
     tournament finishes when they do."""
     if not can_control(user, tournament):
@@ -268,7 +269,7 @@ def replay_missing(user: User | AnonymousUser, tournament: Tournament) -> bool:
             status=TS.RUNNING, finished_at=None
         ):
             return False
-        replay(
+        play_again(
             Match.objects.filter(tournament=tournament, status=M.ABORTED).values_list(
                 "pk", flat=True
             )

@@ -21,9 +21,9 @@ from arena.bots import services as bots
 from arena.bots.models import Bot, BotVersion, Variant
 from arena.games import failures, privacy
 from arena.games.models import Match, MatchRecord
-from arena.jsontypes import JSONObject
-from arena.privacy import PlayerLog, player_logs
 from arena.ratings.models import Rating, RatingPoint
+from arena.referee.jsontypes import JSONObject
+from arena.referee.redaction import PlayerLog, player_logs
 from arena.web.plots import Series, history_svg
 
 __all__ = [

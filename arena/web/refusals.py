@@ -22,7 +22,7 @@ def form_status(refused: Refused) -> int:
     correct is a page like any other (200, as Django's forms answer), but a refusal that a
     correction does not cure keeps its own (409, 429...).
 
-    >>> from arena.throttles import Rate, Throttled
+    >>> from arena.core.throttles import Rate, Throttled
     >>> form_status(Refused("no")), form_status(Throttled("upload", Rate(1, 60), 30))
     (200, 429)
     """

@@ -29,9 +29,9 @@ from arena.bots import services as bots
 from arena.bots.models import Bot, BotVersion, Variant, describe_variants
 from arena.games import downloads, filters, headtohead, live, privacy
 from arena.games.models import Match, MatchRecord
+from arena.games.replay import replay_frames
 from arena.ratings import los
 from arena.ratings import services as ratings
-from arena.replay import replay_frames
 from arena.tournaments import services as tournaments
 from arena.tournaments.models import Tournament
 from arena.web import forms, pages
@@ -474,7 +474,7 @@ def tournament_action(request: AuthenticatedHttpRequest, pk: int, action: str) -
         "pause": tournaments.pause,
         "resume": tournaments.resume,
         "cancel": tournaments.cancel,
-        "replay": tournaments.replay_missing,
+        "replay": tournaments.play_missing_again,
     }
     if action not in act:
         raise Http404

@@ -18,8 +18,8 @@ from arena.bots.models import BotVersion
 from arena.games import services as games
 from arena.games.models import Match
 from arena.jobs import claims
-from arena.privacy import info_text
 from arena.ratings.models import Rating, RatingPoint
+from arena.referee.redaction import info_text
 from arena.tournaments import services as tournaments
 from tests.arena.conftest import BOTS, make_version, zipped_folder
 from tests.arena.test_api import client_for

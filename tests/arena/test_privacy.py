@@ -1,5 +1,6 @@
-"""A bot's logs are its owner's: the redaction (arena.privacy) and every page, API answer and
-archive that shows a game, seen by a visitor, another user, each owner and an operator."""
+"""A bot's logs are its owner's: the redaction (arena.referee.redaction) and every page, API
+answer and archive that shows a game, seen by a visitor, another user, each owner and an
+operator."""
 
 from __future__ import annotations
 
@@ -15,10 +16,10 @@ import pytest
 from django.conf import settings as django_settings
 from django.test import Client
 
-from arena import privacy as redaction
 from arena.games import privacy
 from arena.games import services as games
 from arena.games.models import Match
+from arena.referee import redaction
 from arena.tournaments import services as tournaments
 from arena.tournaments.models import Tournament
 from tests.arena.conftest import TEST_BOTS, make_version

@@ -21,11 +21,11 @@ import arena.web.refusals
 from arena.bots.services import ActivationError, QuotaExceeded
 from arena.bots.unpack import UploadError
 from arena.core.errors import Refused
+from arena.core.throttles import Rate, Throttled
 from arena.duels.services import DuelError
 from arena.games.filters import FilterError
 from arena.games.headtohead import HeadToHeadError
 from arena.notifications.webhook import WebhookError
-from arena.throttles import Rate, Throttled
 from arena.tournaments.services import TournamentError
 from arena.web.refusals import OnForm, form_status
 

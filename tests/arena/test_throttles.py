@@ -16,11 +16,11 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from django.test import Client
 
-from arena import throttles
 from arena.bots import services as bots
 from arena.bots.models import Bot, BotVersion
 from arena.bots.unpack import UploadError
 from arena.checks import check_throttle_rates
+from arena.core import throttles
 from arena.duels import services as duels
 from arena.duels.models import Duel
 from arena.tournaments import services as tournaments
@@ -275,7 +275,7 @@ def test_with_redis_the_counts_hold_across_processes(user: Any, settings: Any) -
     """An upload counted by another process (another web worker) counts here too."""
     settings.THROTTLE_RATES = {**settings.THROTTLE_RATES, "upload": "1/hour"}
     code = (
-        "import django, types; django.setup(); from arena import throttles; "
+        "import django, types; django.setup(); from arena.core import throttles; "
         f"throttles.record(types.SimpleNamespace(pk={user.pk}, is_staff=False), 'upload')"
     )
     env = {

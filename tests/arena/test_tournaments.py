@@ -410,14 +410,14 @@ def test_a_tournament_with_an_aborted_game_is_incomplete_and_can_play_it_again(
     assert t.status == Tournament.Status.INCOMPLETE and t.finished_at is not None
 
     with pytest.raises(PermissionDenied):
-        services.replay_missing(other_user, t)
+        services.play_missing_again(other_user, t)
     settings.MATCH_MAX_ATTEMPTS = 3
-    assert services.replay_missing(user, t)
+    assert services.play_missing_again(user, t)
     second.refresh_from_db()
     assert second.status == M.QUEUED and second.attempts == 0 and second.reason == ""
     t.refresh_from_db()
     assert t.status == Tournament.Status.RUNNING and t.finished_at is None
-    assert not services.replay_missing(user, t)  # only an incomplete one
+    assert not services.play_missing_again(user, t)  # only an incomplete one
     finish_one(second, "white")
     t.refresh_from_db()
     assert t.status == Tournament.Status.FINISHED

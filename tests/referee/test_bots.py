@@ -10,7 +10,7 @@ import pytest
 
 import engine
 from arena.referee.bots import BotError, BotSpec
-from arena.referee.checkbot import plan
+from arena.referee.conformance import plan
 
 from .games import BOTS, ROOT
 

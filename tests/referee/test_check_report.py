@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from arena.referee.bots import BotSpec
-from arena.referee.checkbot import check_bot, name_the_players
+from arena.referee.conformance import check_bot, name_the_players
 
 from .games import TEST_BOTS
 

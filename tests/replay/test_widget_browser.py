@@ -20,7 +20,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 import engine
-from arena.replay import replay_frames
+from arena.games.replay import replay_frames
 from engine import Record, State
 from tests.browser import assert_fits_the_screen
 

@@ -4,7 +4,7 @@ from typing import Any
 
 from django.db import migrations, models
 
-from arena.privacy import public_text
+from arena.referee.redaction import public_text
 
 
 def split_reasons(apps: Any, schema_editor: Any) -> None:

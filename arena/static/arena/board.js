@@ -6,7 +6,7 @@
  *     <div class="yinsh-replay" data-replay-url="/matches/12/replay.json"></div>
  *
  * (or one holding the data inline in a <script type="application/json"> child) becomes an SVG
- * board with controls, a slider and the move list. The data comes from arena.replay.replay_frames
+ * board with controls, a slider and the move list. The data comes from arena.games.replay.replay_frames
  * (its format is in docs/replay.md): the board's points and lines are drawn as given, so this
  * file knows nothing about hexagons or squares beyond how to shade the squares.
  *

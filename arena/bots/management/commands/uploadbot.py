@@ -12,10 +12,10 @@ from django.core.exceptions import PermissionDenied
 from django.core.files import File
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from arena import throttles
 from arena.bots import services
 from arena.bots.models import Bot
 from arena.bots.unpack import UploadError
+from arena.core import throttles
 
 
 class Command(BaseCommand):

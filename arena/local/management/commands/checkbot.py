@@ -7,7 +7,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from arena.local import cli
-from arena.referee.checkbot import check_bot
+from arena.referee.conformance import check_bot
 
 
 class Command(BaseCommand):

@@ -23,8 +23,8 @@ from collections.abc import Iterator, Mapping
 from typing import NotRequired, TypedDict
 
 import engine
-from arena.jsontypes import JSON, JSONObject
-from arena.privacy import info_text
+from arena.referee.jsontypes import JSON, JSONObject
+from arena.referee.redaction import info_text
 from engine import Action, Board, Kind, Record, State
 
 #: Digits kept in screen coordinates (neighbouring points are 1 apart).
@@ -391,13 +391,14 @@ def _merge_transcript(frames: list[Frame], transcript: JSON) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m arena.replay GAME.txt [-t TRANSCRIPT.json] [-o OUT.json]``: write the data."""
+    """``python -m arena.games.replay GAME.txt [-t TRANSCRIPT.json] [-o OUT.json]``: write the
+    data."""
     import argparse
     import json
     import sys
     from pathlib import Path
 
-    parser = argparse.ArgumentParser(prog="python -m arena.replay", description=main.__doc__)
+    parser = argparse.ArgumentParser(prog="python -m arena.games.replay", description=main.__doc__)
     parser.add_argument("record", type=Path, help="a game record (headers and moves)")
     parser.add_argument("-t", "--transcript", type=Path, help="the referee's transcript (JSON)")
     parser.add_argument("-o", "--output", type=Path, help="where to write (default: stdout)")

@@ -28,7 +28,7 @@ import re
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from arena.jsontypes import JSON, JSONObject
+from arena.referee.jsontypes import JSON, JSONObject
 from arena.referee.reasons import STDERR_MARK, without_stderr
 
 __all__ = [
