@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from django.db.backends.signals import connection_created
 
-from arena.referee.match import bot_library
+from arena.referee import bot_library
 from arena.referee.sandbox import (
     ProtectionLevel,
     Sandbox,

@@ -38,11 +38,11 @@ from arena.jobs.sidecar import INLINE, Sidecar
 from arena.notifications.models import Event as Notice
 from arena.notifications.services import notify
 from arena.ratings.services import anchor_version_id
+from arena.referee import GameResult, TimeControl
 from arena.referee.bots import BotSpec
 from arena.referee.build import BuildFailed
 from arena.referee.conformance import check_bot, name_the_players, plan
 from arena.referee.jsontypes import JSONObject
-from arena.referee.match import GameResult, TimeControl
 
 V = BotVersion.Status
 

@@ -593,7 +593,9 @@ class HistoryFilterSerializer(FilterSerializer[HistoryFilter]):
 
 
 class FailureReasonSerializer(serializers.Serializer):
-    kind = serializers.CharField(help_text="crash, time, illegal, protocol or sandbox")
+    kind = serializers.CharField(
+        help_text="crash, time, illegal-move, protocol-error or sandbox-violation"
+    )
     text = serializers.CharField(help_text="The reason in public words, shared by similar ones.")
     count = serializers.IntegerField(help_text="Among the version's latest failures.")
     matches = serializers.ListField(

@@ -18,7 +18,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from arena.bots.models import Bot, BotVersion, playing
-from arena.games import failures, services
+from arena.games import reliability, services
 from arena.games.models import Match
 from arena.jobs import claims
 from arena.ratings.models import PairStats, Rating
@@ -66,7 +66,7 @@ def schedule_variant(
         owners = dict(
             BotVersion.objects.filter(
                 playing(variant),
-                failures.paused_versions(variant),
+                reliability.paused_versions(variant),
                 status=BotVersion.Status.ACTIVE,
                 bot__status=Bot.Status.ACTIVE,
             ).values_list("pk", "bot__owner_id")

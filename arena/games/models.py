@@ -233,7 +233,7 @@ class LiveMove(models.Model):
 class FailureAlert(models.Model):
     """A version found failing often in a variant (``FAILING_RATE`` of its games over at least
     ``FAILING_MIN_GAMES``): kept up to date after each of its games once flagged, and when its
-    owner was told (once). See :mod:`arena.games.failures`."""
+    owner was told (once). See :mod:`arena.games.reliability`."""
 
     version = models.ForeignKey(BotVersion, models.CASCADE, related_name="failure_alerts")
     variant = models.CharField(max_length=10, choices=Variant.choices)

@@ -30,10 +30,9 @@ from arena.bots.models import BotVersion
 from arena.bots.unpack import Limits, cache_key, ensure_unpacked
 from arena.jobs.limits import MOVE_OVERHEAD_MS
 from arena.jobs.policy import InfrastructureError
-from arena.referee import cachedir
+from arena.referee import GameConfig, Referee, TimeControl, cachedir, sandbox_settings
 from arena.referee.bots import BotSpec
 from arena.referee.build import Builder, BuildFailed, BuildLimits, Built
-from arena.referee.match import GameConfig, Referee, TimeControl, sandbox_settings
 from arena.referee.sandbox import Sandbox
 
 log = logging.getLogger(__name__)

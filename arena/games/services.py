@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from arena.bots.models import BotVersion
 from arena.bots.unpack import UnpackError
-from arena.games import failures, live, runner
+from arena.games import live, reliability, runner
 from arena.games.models import Match, MatchRecord, closed
 from arena.jobs import claims, policy
 from arena.jobs.sidecar import INLINE, Sidecar
@@ -30,7 +30,7 @@ from arena.referee.openings import opening
 from arena.referee.outcomes import Failure
 
 if TYPE_CHECKING:
-    from arena.referee.match import GameResult
+    from arena.referee import GameResult
 
 log = logging.getLogger(__name__)
 
@@ -201,13 +201,13 @@ def finish(match_id: int, attempt: int, result: GameResult, *, match: Match | No
 
 
 def _watch_failures(variant: str, white_id: int, black_id: int, fault: str) -> None:
-    """See whether a player now fails often (:func:`arena.games.failures.watch`: a small
+    """See whether a player now fails often (:func:`arena.games.reliability.watch`: a small
     indexed query or two, and a notification the first time), inside the result's
     transaction but in a savepoint of its own: a failure there is logged and never undoes the
     result."""
     try:
         with transaction.atomic():
-            failures.watch(variant, white_id, black_id, fault)
+            reliability.watch(variant, white_id, black_id, fault)
     except Exception:
         log.exception("the failure watch failed after a match in %s", variant)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from arena.referee.match import TimeControl
+from arena.referee import TimeControl
 
 __all__ = ["MOVE_OVERHEAD_MS", "budget_seconds", "match_time_control", "time_limits"]
 

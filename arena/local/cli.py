@@ -17,9 +17,10 @@ from django.core.management.base import CommandError
 
 import engine
 from arena.games import runner
+from arena.referee import TimeControl, sandbox_settings
 from arena.referee.bots import BotError, BotSpec
 from arena.referee.build import Builder, BuildFailed
-from arena.referee.match import ROOT, TimeControl, sandbox_settings
+from arena.referee.library import ROOT
 from arena.referee.tournament import Job
 
 if TYPE_CHECKING:

@@ -27,7 +27,9 @@ from typing import Any
 
 from arena.referee import sandbox as sb
 from arena.referee.bots import BotSpec
-from arena.referee.match import ROOT, GameConfig, Referee, TimeControl, sandbox_settings
+from arena.referee.game import GameConfig, TimeControl
+from arena.referee.library import ROOT, sandbox_settings
+from arena.referee.match import Referee
 
 INSTANT_BOT = textwrap.dedent(
     """\

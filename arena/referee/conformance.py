@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from arena.referee.bots import BotSpec
-from arena.referee.match import GameConfig, GameResult, Referee, TimeControl
+from arena.referee.game import GameConfig, GameResult, TimeControl
+from arena.referee.match import Referee
 from arena.referee.sandbox import Sandbox
 
 __all__ = ["CheckReport", "check_bot", "name_the_players", "plan"]

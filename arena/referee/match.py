@@ -8,7 +8,7 @@ sandbox cannot start at all) raises :class:`RefereeError`, which a caller may re
 
 The configuration and result types are in :mod:`arena.referee.game`, the sandbox settings with
 the bot library in :mod:`arena.referee.library`, the words of a failure in
-:mod:`arena.referee.reasons`; this module re-exports the names its callers import from it.
+:mod:`arena.referee.reasons`; callers import them all from :mod:`arena.referee`.
 
 The game loop (:meth:`Referee.run`) works on two transports; :meth:`Referee.play` launches the
 bots and gives it :class:`~arena.referee.transport.PipeTransport` objects, and tests give it
@@ -41,8 +41,8 @@ import engine
 from arena.referee import protocol
 from arena.referee.bots import BotSpec
 from arena.referee.errors import InfrastructureError
-from arena.referee.game import GameConfig, GameResult, Played, TimeControl
-from arena.referee.library import LIBRARY_INSIDE, ROOT, bot_library, sandbox_settings
+from arena.referee.game import GameConfig, GameResult, Played
+from arena.referee.library import sandbox_settings
 from arena.referee.outcomes import Failure
 from arena.referee.protocol import ActionReply, ProtocolError, Ready, RequestEncoder
 from arena.referee.reasons import (
@@ -63,19 +63,7 @@ from arena.referee.transport import (
     describe_exit,
 )
 
-__all__ = [
-    "LIBRARY_INSIDE",
-    "REFEREE_VERSION",
-    "ROOT",
-    "GameConfig",
-    "GameResult",
-    "Played",
-    "Referee",
-    "RefereeError",
-    "TimeControl",
-    "bot_library",
-    "sandbox_settings",
-]
+__all__ = ["REFEREE_VERSION", "Referee", "RefereeError"]
 
 try:
     REFEREE_VERSION = importlib.metadata.version("yinsh-arena")

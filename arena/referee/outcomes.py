@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import enum
 
-__all__ = ["Failure"]
+__all__ = ["COUNTED", "Failure"]
 
 
 class Failure(enum.StrEnum):
@@ -45,3 +45,38 @@ class Failure(enum.StrEnum):
     def by_rules(self) -> bool:
         """Never: the moves did not decide the game."""
         return False
+
+    @property
+    def label(self) -> str:
+        """The failure in a word or two, as pages and reports say it.
+
+        >>> Failure.ILLEGAL_MOVE.label, Failure.SANDBOX.label
+        ('illegal move', 'sandbox violation')
+        """
+        return _LABELS[self]
+
+    @property
+    def counted_as(self) -> Failure | None:
+        """The kind a bot's page counts this failure under: a bot that never started crashed
+        at its start; an aborted game is no bot's failure (None).
+
+        >>> Failure.NO_START.counted_as, Failure.ABORTED.counted_as
+        (<Failure.CRASH: 'crash'>, None)
+        """
+        if self is Failure.ABORTED:
+            return None
+        return Failure.CRASH if self is Failure.NO_START else self
+
+
+_LABELS = {
+    Failure.TIME: "time",
+    Failure.CRASH: "crash",
+    Failure.ILLEGAL_MOVE: "illegal move",
+    Failure.PROTOCOL: "protocol error",
+    Failure.SANDBOX: "sandbox violation",
+    Failure.NO_START: "no start",
+    Failure.ABORTED: "aborted",
+}
+
+#: The kinds of a bot's failure a page counts, in the order it shows them.
+COUNTED = (Failure.CRASH, Failure.TIME, Failure.ILLEGAL_MOVE, Failure.PROTOCOL, Failure.SANDBOX)

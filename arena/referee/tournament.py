@@ -34,7 +34,8 @@ from typing import Any
 import engine
 from arena import stats
 from arena.referee.bots import BotError, BotSpec
-from arena.referee.match import GameConfig, GameResult, Referee, RefereeError, TimeControl
+from arena.referee.game import GameConfig, GameResult, TimeControl
+from arena.referee.match import Referee, RefereeError
 from arena.referee.openings import opening
 from arena.referee.schedule import Pairing, ScheduleError, round_robin
 

@@ -19,10 +19,11 @@ from django.utils.safestring import SafeString
 import engine
 from arena.bots import services as bots
 from arena.bots.models import Bot, BotVersion, Variant
-from arena.games import failures, privacy
+from arena.games import privacy, reliability
 from arena.games.models import Match, MatchRecord
 from arena.ratings.models import Rating, RatingPoint
 from arena.referee.jsontypes import JSONObject
+from arena.referee.outcomes import COUNTED
 from arena.referee.redaction import PlayerLog, player_logs
 from arena.web.plots import Series, history_svg
 
@@ -59,22 +60,22 @@ class Page:
 # ----------------------------------------------------------------------------- failures
 
 
-def version_failures(version: BotVersion, user: Viewer | None) -> list[failures.VariantFailures]:
+def version_failures(version: BotVersion, user: Viewer | None) -> list[reliability.VariantFailures]:
     """The version's failures per variant as ``user`` may read them: the reasons in full for
     whoever may read its logs (:func:`arena.games.privacy.may_see_logs`), else in public words.
     """
     private = privacy.may_see_logs(user, version.bot)
-    return failures.version_failures(version, private=private)
+    return reliability.version_failures(version, private=private)
 
 
-def failures_json(rows: list[failures.VariantFailures]) -> list[JSONObject]:
+def failures_json(rows: list[reliability.VariantFailures]) -> list[JSONObject]:
     """:func:`version_failures` as the API shows it: every kind of failure counted (zeros
     too), the rate to four places, no example reason where there is none."""
     return [
         {
             "variant": row.variant,
             "games": row.games,
-            "failures": {k: row.failures[k] for k in failures.KINDS},
+            "failures": {k.value: row.failures[k] for k in COUNTED},
             "rate": round(row.rate, 4),
             "failing": row.failing,
             "paused": row.paused,
@@ -94,7 +95,7 @@ def failures_json(rows: list[failures.VariantFailures]) -> list[JSONObject]:
     ]
 
 
-def _think_json(t: failures.ThinkTimes | None) -> JSONObject | None:
+def _think_json(t: reliability.ThinkTimes | None) -> JSONObject | None:
     if t is None:
         return None
     return {
@@ -116,7 +117,7 @@ class VersionRow(NamedTuple):
     version: BotVersion
     ratings: list[Rating]
     #: Its failures per variant (only the newest :data:`FAILURE_VERSIONS` versions').
-    failures: list[failures.VariantFailures]
+    failures: list[reliability.VariantFailures]
     #: Why it was rejected, as the viewer may read it.
     reason: str
     #: Its check's report and stderr tail: for its owner only.
@@ -131,9 +132,9 @@ class BotPage(Page):
     #: Newest first.
     versions: list[VersionRow]
     #: (version, variant's failures) where it fails often: for its owner only.
-    failing: list[tuple[BotVersion, failures.VariantFailures]]
+    failing: list[tuple[BotVersion, reliability.VariantFailures]]
     #: (version, variant's failures) where it is paused from the ladder.
-    paused: list[tuple[BotVersion, failures.VariantFailures]]
+    paused: list[tuple[BotVersion, reliability.VariantFailures]]
     failing_rate: float
     failing_min_games: int
     #: A rating-history chart per variant: (the variant's title, the chart).

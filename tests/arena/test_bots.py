@@ -492,7 +492,7 @@ def test_a_sandbox_that_cannot_start_programs_rejects_no_version(
     """The deployment mistake that once rejected every upload, the built-in bots included:
     the sandbox's state folder unreachable by the slot uids. Now every check waits."""
     from arena.games import runner
-    from arena.referee.match import Referee
+    from arena.referee import Referee
 
     settings.MATCH_MAX_ATTEMPTS = 2
     sandbox, break_it = breakable_sandbox()

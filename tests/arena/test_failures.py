@@ -10,7 +10,7 @@ import pytest
 from django.core import mail
 from django.test import Client
 
-from arena.games import failures, ladder
+from arena.games import ladder, reliability
 from arena.games import services as games
 from arena.games.models import FailureAlert, Match, MatchRecord
 from arena.jobs import claims
@@ -111,7 +111,7 @@ def pair(user: Any, other_user: Any) -> tuple[Any, Any]:
 def test_reasons_are_grouped_into_public_words(
     termination: str, reason: str, group: str | None
 ) -> None:
-    text = failures.reason_group(termination, reason)
+    text = reliability.reason_group(termination, reason)
     if group is not None:
         assert text == group
     for secret in ("/", "stderr", "pw=1", "zz9", "ply"):
@@ -119,9 +119,9 @@ def test_reasons_are_grouped_into_public_words(
 
 
 def test_exits_are_grouped_by_phase_and_exit_status() -> None:
-    a = failures.reason_group("crash", "x exited at ply 3 (exit code 1); stderr: a")
-    b = failures.reason_group("crash", "y exited at ply 90 (exit code 1); stderr: b")
-    c = failures.reason_group("crash", "y exited during start-up (exit code 1)")
+    a = reliability.reason_group("crash", "x exited at ply 3 (exit code 1); stderr: a")
+    b = reliability.reason_group("crash", "y exited at ply 90 (exit code 1); stderr: b")
+    c = reliability.reason_group("crash", "y exited during start-up (exit code 1)")
     assert a == b == "exited during the game (exit code 1)"
     assert c == "exited during start-up (exit code 1)"
 
@@ -141,7 +141,7 @@ def test_counts_rates_and_reasons_per_variant(pair: tuple[Any, Any]) -> None:
     played(mine, other, variant="blitz")
     played(mine, other, status=Match.Status.ABORTED, termination="aborted", reason="gave up")
 
-    rows = {r.variant: r for r in failures.version_failures(mine, private=True)}
+    rows = {r.variant: r for r in reliability.version_failures(mine, private=True)}
     assert list(rows) == ["blitz", "yangsh"]  # the engine's order
     yangsh = rows["yangsh"]
     assert yangsh.games == 10  # the aborted game counts for nothing
@@ -150,15 +150,15 @@ def test_counts_rates_and_reasons_per_variant(pair: tuple[Any, Any]) -> None:
     assert yangsh.failing
     top = yangsh.reasons[0]
     assert (top.kind, top.text, top.count) == ("crash", "exited during the game (exit code 1)", 4)
-    assert top.matches == sorted((m.pk for m in crashes), reverse=True)[: failures.EXAMPLES]
+    assert top.matches == sorted((m.pk for m in crashes), reverse=True)[: reliability.EXAMPLES]
     assert yangsh.reasons[1].text == "ran out of time (no answer)"
     assert rows["blitz"].games == 1 and rows["blitz"].failed == 0
     assert not rows["blitz"].failing
     # The opponent's own statistics see its single failure.
-    theirs = {r.variant: r for r in failures.version_failures(other)}
+    theirs = {r.variant: r for r in reliability.version_failures(other)}
     assert theirs["yangsh"].failures == {"crash": 1}
     # Others see the same counts, the reasons in the public words only (no exit code).
-    public = {r.variant: r for r in failures.version_failures(mine)}["yangsh"]
+    public = {r.variant: r for r in reliability.version_failures(mine)}["yangsh"]
     assert public.failures == yangsh.failures
     assert [(g.text, g.count, g.example) for g in public.reasons[:1]] == [("crashed", 4, "")]
 
@@ -174,11 +174,11 @@ def test_think_time_percentiles_count_only_the_versions_own_answers(
         moves.append({"color": "black", "action": "y", "ms": 5000.0})
     moves.append({"color": "white", "action": "pass", "forced": True})
     played(mine, other, moves=moves)
-    (row,) = failures.version_failures(mine)
+    (row,) = reliability.version_failures(mine)
     t = row.think
     assert t is not None
     assert (t.moves, t.games, t.p50, t.p90, t.p99, t.max) == (100, 1, 50.0, 90.0, 99.0, 100.0)
-    (row,) = failures.version_failures(other)
+    (row,) = reliability.version_failures(other)
     assert row.think is not None and row.think.max == 5000.0
 
 
@@ -192,16 +192,16 @@ def test_a_version_is_failing_from_the_threshold_over_enough_games(
     crash(mine, other)
     for _ in range(8):
         played(mine, other)
-    (row,) = failures.version_failures(mine)
+    (row,) = reliability.version_failures(mine)
     assert (row.games, row.failed, row.failing) == (9, 1, False)  # too few games
     played(mine, other)
-    (row,) = failures.version_failures(mine)
+    (row,) = reliability.version_failures(mine)
     assert (row.games, row.failed, row.failing) == (10, 1, False)  # 10% < 20%
     crash(mine, other)
-    (row,) = failures.version_failures(mine)
+    (row,) = reliability.version_failures(mine)
     assert (row.games, row.failed, row.failing) == (11, 2, False)  # 18%
     crash(mine, other)
-    (row,) = failures.version_failures(mine)
+    (row,) = reliability.version_failures(mine)
     assert (row.games, row.failed, row.failing) == (12, 3, True)  # 25%
 
 
@@ -219,10 +219,10 @@ def test_the_owner_is_told_once_when_a_version_starts_failing(
     mine, other = pair
     for _ in range(3):
         crash(mine, other)
-    assert failures.watch("yangsh", mine.pk, other.pk, "white") == []  # 3 games: too few
+    assert reliability.watch("yangsh", mine.pk, other.pk, "white") == []  # 3 games: too few
     crash(mine, other)
-    assert failures.watch("yangsh", mine.pk, other.pk, "white") == [mine.pk]
-    assert failures.watch("yangsh", mine.pk, other.pk, "white") == []  # once
+    assert reliability.watch("yangsh", mine.pk, other.pk, "white") == [mine.pk]
+    assert reliability.watch("yangsh", mine.pk, other.pk, "white") == []  # once
     alert = FailureAlert.objects.get(version=mine, variant="yangsh")
     assert (alert.games, alert.failures, alert.failing) == (4, 4, True)
     (n,) = Notification.objects.filter(user=user)
@@ -262,10 +262,10 @@ def test_a_flagged_version_that_does_better_is_no_longer_failing(
     mine, other = pair
     crash(mine, other)
     crash(mine, other)
-    failures.watch("yangsh", mine.pk, other.pk, "white")
+    reliability.watch("yangsh", mine.pk, other.pk, "white")
     for _ in range(10):
         played(mine, other)
-    failures.watch("yangsh", mine.pk, other.pk, "")  # a game without a fault
+    reliability.watch("yangsh", mine.pk, other.pk, "")  # a game without a fault
     alert = FailureAlert.objects.get(version=mine)
     assert (alert.games, alert.failures, alert.failing) == (12, 2, False)
 
@@ -279,7 +279,7 @@ def test_the_pause_setting_keeps_a_failing_version_off_that_variants_ladder(
     good = [make_version(other_user, f"good-{i}") for i in range(2)]
     crash(bad, good[0])
     crash(bad, good[1])
-    failures.watch("yangsh", bad.pk, good[1].pk, "white")
+    reliability.watch("yangsh", bad.pk, good[1].pk, "white")
 
     def players(variant: str) -> set[int]:
         Match.objects.filter(kind=Match.Kind.LADDER, status=Match.Status.QUEUED).delete()
@@ -291,7 +291,7 @@ def test_the_pause_setting_keeps_a_failing_version_off_that_variants_ladder(
     settings.PAUSE_FAILING_VERSIONS = True
     assert players("yangsh") == {g.pk for g in good}
     assert bad.pk in players("yinsh")  # it fails in Yangsh only
-    (row,) = failures.version_failures(bad)
+    (row,) = reliability.version_failures(bad)
     assert row.paused
 
 
@@ -342,7 +342,7 @@ def test_the_page_says_when_a_version_is_paused_from_the_ladder(
     mine, other = pair
     crash(mine, other)
     crash(mine, other)
-    failures.watch("yangsh", mine.pk, other.pk, "white")
+    reliability.watch("yangsh", mine.pk, other.pk, "white")
     page = Client().get("/bots/crasher/").content.decode()
     assert "v1 is paused from the ladder in Yangsh" in page
     assert "lost 2 of its 2 games there" in page
@@ -358,7 +358,13 @@ def test_the_api_gives_failure_statistics_with_examples_for_the_owner_only(
     body = Client().get(f"/api/versions/{mine.pk}/").json()
     (row,) = body["failures"]
     assert row["variant"] == "yangsh" and row["games"] == 2
-    assert row["failures"] == {"crash": 1, "time": 0, "illegal": 0, "protocol": 0, "sandbox": 0}
+    assert row["failures"] == {
+        "crash": 1,
+        "time": 0,
+        "illegal-move": 0,
+        "protocol-error": 0,
+        "sandbox-violation": 0,
+    }
     assert row["rate"] == 0.5
     (reason,) = row["reasons"]
     assert reason["text"] == "crashed"

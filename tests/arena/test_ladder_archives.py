@@ -18,7 +18,7 @@ from arena.games import downloads
 from arena.games import services as games
 from arena.games.models import Match, MatchRecord
 from arena.jobs import claims
-from arena.referee.match import GameResult
+from arena.referee import GameResult
 from arena.referee.outcomes import Failure
 from tests.arena.conftest import make_version
 from tests.arena.test_matches import fake_result, queued_match

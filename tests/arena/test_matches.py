@@ -18,7 +18,7 @@ from arena.games.models import Match, MatchRecord
 from arena.jobs import claims, limits
 from arena.jobs.policy import InfrastructureError
 from arena.ratings.models import PairStats, RatingState
-from arena.referee.match import GameResult
+from arena.referee import GameResult
 from arena.referee.outcomes import Failure
 from arena.referee.sandbox import Sandbox, SandboxUnavailable, SlotsExhausted
 from arena.referee.sandbox.cgroups import CgroupError

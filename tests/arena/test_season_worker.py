@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from arena.games import failures, ladder
+from arena.games import ladder, reliability
 from arena.games.models import Match
 from arena.notifications.models import Delivery, Event, Notification
 from tests.arena.conftest import wait_for
@@ -57,7 +57,7 @@ def test_a_failing_versions_owner_is_warned_told_once_and_alone_reads_its_log(
     assert all((m.white_id if m.fault == "white" else m.black_id) == bad.pk for m in played)
 
     # Counted, and the owner told once, by the worker.
-    (row,) = failures.version_failures(bad)
+    (row,) = reliability.version_failures(bad)
     assert (row.games, row.failures["crash"], row.failing) == (4, 4, True)
     wait_for(
         "the failing notice",

@@ -20,7 +20,7 @@ from arena import stats
 from arena.games import services as games
 from arena.games.models import Match, MatchRecord
 from arena.jobs import claims
-from arena.referee.match import GameResult, TimeControl
+from arena.referee import GameResult, TimeControl
 from arena.referee.openings import opening
 from arena.referee.outcomes import Failure
 from arena.referee.schedule import round_robin

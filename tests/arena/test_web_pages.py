@@ -97,7 +97,13 @@ def test_the_api_shows_the_failures_the_bots_page_does(alpha: Any, user: Any) ->
     [won, data] = pages.failures_json(rows)
     assert won["variant"] == "yinsh" and won["rate"] == 0.0 and won["reasons"] == []
     assert data["variant"] == "yangsh" and data["games"] == 3 and data["rate"] == 1.0
-    assert data["failures"] == {"crash": 3, "time": 0, "illegal": 0, "protocol": 0, "sandbox": 0}
+    assert data["failures"] == {
+        "crash": 3,
+        "time": 0,
+        "illegal-move": 0,
+        "protocol-error": 0,
+        "sandbox-violation": 0,
+    }
     [reason] = data["reasons"]
     assert reason["count"] == 3 and SECRET in str(reason["example"])
     c = APIClient()

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import engine
+from arena.referee import GameConfig, GameResult, Referee, TimeControl
 from arena.referee.bots import BotSpec
-from arena.referee.match import GameConfig, GameResult, Referee, TimeControl
 from arena.referee.sandbox import Sandbox
 
 ROOT = Path(__file__).resolve().parent.parent.parent

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from arena.referee import GameConfig, Referee, TimeControl
 from arena.referee.bots import BotSpec
 from arena.referee.build import Builder, BuildFailed, BuildLimits
-from arena.referee.match import GameConfig, Referee, TimeControl
 from tests.conftest import skip_unless_required
 
 from .games import BOTS

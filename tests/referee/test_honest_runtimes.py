@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
+from arena.referee import GameResult
 from arena.referee.bots import BotSpec
-from arena.referee.match import GameResult
 from arena.referee.sandbox import Sandbox
 from tests.conftest import skip_unless_required
 

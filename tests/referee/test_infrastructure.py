@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
+from arena.referee import GameConfig, Referee, RefereeError, TimeControl
 from arena.referee.bots import BotSpec
 from arena.referee.errors import InfrastructureError
-from arena.referee.match import GameConfig, Referee, RefereeError, TimeControl
 from arena.referee.sandbox import (
     BotProcess,
     Sandbox,

@@ -6,9 +6,8 @@ import threading
 import pytest
 
 import engine
-from arena.referee import protocol
+from arena.referee import GameConfig, Referee, TimeControl, protocol
 from arena.referee.bots import BotSpec
-from arena.referee.match import GameConfig, Referee, TimeControl
 from arena.referee.outcomes import Failure as F
 
 from .fakes import Endless, Exit, FakeBot, FakeClock, Hang, Think, Violation, first_legal

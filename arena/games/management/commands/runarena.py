@@ -126,7 +126,7 @@ class Command(BaseCommand):
         self._run(commands, options["addr"])
 
     def _sandbox_report(self) -> None:
-        from arena.referee.match import sandbox_settings
+        from arena.referee import sandbox_settings
         from arena.referee.sandbox import ProtectionLevel, probe
 
         report = probe(sandbox_settings(state_dir=str(settings.SANDBOX_STATE_DIR)))

@@ -16,7 +16,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from arena import stats
 from arena.local import cli
-from arena.referee.match import GameConfig, GameResult, Referee
+from arena.referee import GameConfig, GameResult, Referee
 from arena.referee.openings import opening
 from arena.referee.tournament import FinishedGame, Job, run_games
 

@@ -11,7 +11,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from arena import stats
 from arena.local import cli
-from arena.referee.match import GameResult, Referee
+from arena.referee import GameResult, Referee
 from arena.referee.tournament import (
     FinishedGame,
     Job,

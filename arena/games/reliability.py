@@ -40,11 +40,10 @@ from arena.games import privacy
 from arena.games.models import FailureAlert, Match, MatchRecord
 from arena.notifications.models import Event
 from arena.notifications.services import notify
-from arena.referee.outcomes import Failure
+from arena.referee.outcomes import COUNTED, Failure
 from arena.referee.redaction import strip_paths
 
 __all__ = [
-    "KINDS",
     "VariantFailures",
     "failing_alerts",
     "paused_versions",
@@ -55,23 +54,6 @@ __all__ = [
 
 S = Match.Status
 
-#: The kinds of failure a page shows, in order, with their labels.
-KINDS: dict[str, str] = {
-    "crash": "crash",
-    "time": "time",
-    "illegal": "illegal move",
-    "protocol": "protocol",
-    "sandbox": "sandbox",
-}
-#: Each referee termination that is a bot's failure, and its kind.
-KIND_OF: dict[str, str] = {
-    Failure.CRASH.value: "crash",
-    Failure.NO_START.value: "crash",
-    Failure.TIME.value: "time",
-    Failure.ILLEGAL_MOVE.value: "illegal",
-    Failure.PROTOCOL.value: "protocol",
-    Failure.SANDBOX.value: "sandbox",
-}
 #: The commonest reasons are found among this many of the version's latest failures.
 REASON_SAMPLE = 200
 #: Example games linked per reason.
@@ -204,11 +186,26 @@ class VariantFailures:
         return self.failed / self.games if self.games else 0.0
 
     def rates(self) -> list[tuple[str, str, int, float]]:
-        """(kind, label, count, rate) for every kind, in :data:`KINDS` order."""
+        """(kind, label, count, rate) for every kind a page counts, in
+        :data:`~arena.referee.outcomes.COUNTED` order."""
         return [
-            (k, label, self.failures[k], self.failures[k] / self.games if self.games else 0.0)
-            for k, label in KINDS.items()
+            (
+                k.value,
+                k.label,
+                self.failures[k],
+                self.failures[k] / self.games if self.games else 0.0,
+            )
+            for k in COUNTED
         ]
+
+
+def _counted_as(termination: str) -> Failure | None:
+    """The kind a termination is counted under on a bot's page; None when it is no failure of
+    a bot (an ending by the rules, an aborted game)."""
+    try:
+        return Failure(termination).counted_as
+    except ValueError:
+        return None
 
 
 def is_failing(games: int, failed: int) -> bool:
@@ -246,7 +243,7 @@ def _reasons(version_id: int, *, private: bool) -> dict[str, list[ReasonGroup]]:
     roots = privacy.server_roots()
     groups: dict[tuple[str, str], ReasonGroup] = {}
     for pk, variant, termination, reason, detail in latest:
-        kind = KIND_OF.get(termination)
+        kind = _counted_as(termination)
         if kind is None:
             continue
         # The full reason (``detail``, the owner's) says the exit code or the violation the
@@ -331,7 +328,7 @@ def version_failures(
     for variant in sorted(games, key=lambda v: order.get(v, len(order))):
         row = VariantFailures(variant, games=games[variant])
         for (v, termination), count in failed.items():
-            kind = KIND_OF.get(termination)
+            kind = _counted_as(termination)
             if v == variant and kind is not None:
                 row.failures[kind] += count
         row.reasons = reasons.get(variant, [])
