@@ -64,6 +64,7 @@ def test_the_heartbeat_is_much_faster_than_the_sweepers_patience() -> None:
 
 
 def test_the_beat_schedule_names_real_tasks() -> None:
+    celery_app.loader.import_default_modules()  # what a worker does at start: every tasks.py
     names = set(celery_app.tasks)
     for entry in settings.CELERY_BEAT_SCHEDULE.values():
         assert entry["task"] in names, entry["task"]

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from arena.bots import services as bots
+from arena.ratings import services as ratings
 from tests.arena.conftest import BOTS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,6 +41,16 @@ def test_the_vm_clients_upload_check_rating_and_download_pass_against_the_api(
     django_user_model.objects.create_superuser("vm-author", "vm@example.org", "a-long-password-3")
     client = load_client()
     client.POLL_S = 1
+    waited = client.wait
+
+    def wait(what: str, seconds: float, probe: Callable[[], Any]) -> Any:
+        def after_a_fit() -> Any:
+            ratings.refresh_all()  # what the scheduler does every RATING_INTERVAL_S
+            return probe()
+
+        return waited(what, seconds, after_a_fit)
+
+    client.wait = wait
     password, folder = "a-long-password-3", str(BOTS / "random")
     try:
         status = client.main(live_server.url, "vm-author", password, folder)

@@ -18,9 +18,10 @@ from rest_framework.test import APIClient
 import engine
 from arena.bots import services as bots
 from arena.bots.models import BotVersion
-from arena.games import ladder, tasks
+from arena.games import ladder
 from arena.games.models import Match, MatchRecord
 from arena.ratings.models import Rating
+from arena.ratings.tasks import refresh_ratings
 from tests.arena.conftest import BOTS, make_version, wait_for, zipped_folder
 
 
@@ -77,7 +78,7 @@ def test_upload_check_rate_and_download_through_a_real_worker(
     assert match.worker.startswith("e2e-")
 
     # The worker fits the ratings (the periodic task, sent by hand here).
-    tasks.refresh_ratings.apply_async()
+    refresh_ratings.apply_async()
     wait_for(
         "the ratings",
         lambda: Rating.objects.filter(variant="blitz", version=mine).exists(),

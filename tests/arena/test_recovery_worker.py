@@ -153,7 +153,7 @@ def test_a_killed_worker_takes_its_match_back_and_reaps_its_bots_when_it_starts_
     # The match is queued (committed) a moment before the worker logs that it did so.
     until(
         "the restart's log line",
-        lambda: "restarted: queued its matches" in restartable.text(),
+        lambda: f"restarted: queued [('games.match', {m.pk})] again" in restartable.text(),
         restartable,
     )
     # Reaped at the start, before the match was sent again (not by the next game's sandbox).

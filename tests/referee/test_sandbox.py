@@ -728,8 +728,7 @@ _REFEREE_SCRIPT = """
 import json, sys, time, types
 root, state_dir, bot_dir, pause = sys.argv[1:5]
 # Import the referee package alone (the arena package would load Django and Celery).
-sys.modules["arena"] = package = types.ModuleType("arena")
-package.__path__ = [root + "/arena"]
+sys.path.insert(0, root)  # the referee is plain Python: no Django, no Celery
 from arena.referee.sandbox import Sandbox, SandboxSettings
 settings = SandboxSettings(state_dir=state_dir, first_uid={first_uid}, slots={slots},
                            cgroup_name={cgroup!r})
@@ -901,10 +900,9 @@ def _ordinary_user_has_user_namespaces() -> bool:
 
 
 _NON_ROOT_SCRIPT = """
-import json, os, sys, types
+import json, os, sys
 root, state_dir, bot_dir = sys.argv[1:4]
-sys.modules["arena"] = package = types.ModuleType("arena")
-package.__path__ = [root + "/arena"]
+sys.path.insert(0, root)  # the referee is plain Python: no Django, no Celery
 from arena.referee.sandbox import Sandbox, SandboxSettings, SandboxUnavailable, probe
 settings = SandboxSettings(state_dir=state_dir)
 result = {"level": probe(settings).level.value, "describe": probe(settings).describe()}
