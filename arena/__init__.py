@@ -8,6 +8,6 @@ The Celery app (:mod:`arena.celery`, ``celery -A arena``) is loaded when Django 
 import os
 
 # The rating fit's matrices are sparse or small: OpenBLAS's threads would only spin against
-# the other processes on the same cores (a fit several times slower on a busy machine). Set
-# before anything loads numpy.
+# the other processes on the same cores and slow the fit down on a busy machine. Set before
+# anything loads numpy.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")

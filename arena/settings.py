@@ -163,12 +163,12 @@ SANDBOX_STATE_DIR = env_path("ARENA_SANDBOX_DIR", VAR_DIR / "sandbox")
 #: A bot's build (its bot.toml's ``build``): wall time, memory, and the size of its folder.
 BOT_BUILD_SECONDS = env_int("ARENA_BOT_BUILD_SECONDS", 300)
 #: Seconds a bot may take to start (answer ``hello``), not charged to its clock. A slow host (an
-#: emulated one starts a Python bot in 5 to 15 s) raises it rather than reject sound bots.
+#: emulated one, say) raises it rather than reject sound bots.
 BOT_STARTUP_SECONDS = env_int("ARENA_BOT_STARTUP_SECONDS", 10)
 if BOT_STARTUP_SECONDS < 1:
     raise ValueError(f"ARENA_BOT_STARTUP_SECONDS={BOT_STARTUP_SECONDS}: at least 1 second")
 #: Seconds a bot may take to exit after ``end`` before it is killed (which fails its check).
-#: Under emulation a Python bot's exit took over 1 s.
+#: A slow host (an emulated one, say) raises it.
 BOT_EXIT_SECONDS = env_int("ARENA_BOT_EXIT_SECONDS", 1)
 if BOT_EXIT_SECONDS < 1:
     raise ValueError(f"ARENA_BOT_EXIT_SECONDS={BOT_EXIT_SECONDS}: at least 1 second")
@@ -222,8 +222,8 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_TIMEZONE = "UTC"
 #: Celery's Django fix-up closes a worker's database connections before and after every task
-#: unless this is set (then only every so many tasks): a new PostgreSQL connection took about
-#: 10 ms of each game. arena.celery closes them instead as a web request's are, when unusable
+#: unless this is set (then only every so many tasks): every game would wait for a new
+#: PostgreSQL connection. arena.celery closes them instead as a web request's are, when unusable
 #: or older than CONN_MAX_AGE.
 CELERY_DB_REUSE_MAX = 100
 

@@ -1,10 +1,12 @@
 """The project's skeleton promises, checked so they cannot silently rot."""
 
 import ast
+import fnmatch
 import re
 import subprocess
 import sys
 import tokenize
+import tomllib
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -104,8 +106,8 @@ def python_files(*folders: str, skip: tuple[str, ...] = ()) -> list[Path]:
 
 @pytest.mark.parametrize(
     ("folders", "skip"),
-    [(("arena",), ("arena/referee/",)), (("engine", "arena/referee"), ())],
-    ids=["apps", "engine-and-referee"],
+    [(("arena",), ("arena/referee/",)), (("engine", "arena/referee"), ()), (("tools",), ())],
+    ids=["apps", "engine-and-referee", "tools"],
 )
 def test_every_type_ignore_names_its_error_and_says_why(
     folders: tuple[str, ...], skip: tuple[str, ...]
@@ -260,6 +262,27 @@ def test_the_dependency_checks_see_imports_inside_functions(tmp_path: Path) -> N
         "arena.games.recount",
         "arena.bots.models",
     }
+
+
+def test_the_product_never_imports_the_tools() -> None:
+    """tools/ (benchmarks, the chaos run) measures the product from beside it: the tools import
+    the engine, the arena and the bots, never the other way round."""
+    wrong = [
+        f"{path.relative_to(ROOT)} imports {name}"
+        for path in python_files("engine", "arena", "bots")
+        for name in absolute_imports(path)
+        if name == "tools" or name.startswith("tools.")
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_tools_are_not_shipped() -> None:
+    """The arena's package (pyproject.toml's packages.find) leaves tools/ out."""
+    with (ROOT / "pyproject.toml").open("rb") as f:
+        find = tomllib.load(f)["tool"]["setuptools"]["packages"]["find"]
+    for name in ("tools", "tools.bench", "tools.chaos"):
+        assert not any(fnmatch.fnmatchcase(name, pattern) for pattern in find["include"]), name
+    assert any(fnmatch.fnmatchcase("arena.games", pattern) for pattern in find["include"])
 
 
 def test_no_module_of_arena_or_the_engine_is_over_900_lines():

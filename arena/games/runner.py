@@ -192,8 +192,7 @@ def unpack_spec(version: BotVersion) -> BotSpec:
 
     Raises ``UnpackError`` for an upload that is not a safe bot, ``StoredFileError`` when the
     stored file is missing or damaged. Loaded specs are remembered by this process while their
-    folder exists (reading the manifest and hashing the files again costs about a millisecond
-    per game).
+    folder exists, so that a game does not read the manifest and hash the files again.
     """
     cache = Path(settings.BOT_CACHE_DIR)
     _use(cache, cache_key(version.sha256, version.kind, version.filename))

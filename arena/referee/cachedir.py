@@ -2,7 +2,7 @@
 
 Each entry of such a folder is a folder named by a content hash (``<folder>/<key>``); a worker
 makes it the first time it runs that bot and may run it for ever after. Without eviction the
-caches only grow (one upload of 2.1 MB became 187 MB of build per worker). Here:
+caches only grow (a build can be many times the size of its upload, in every worker). Here:
 
 * :func:`lease` marks an entry in use while a game (or a check) runs it: a shared ``flock`` on
   ``<folder>/.<key>.use``, whose modification time is the entry's last use (written when the

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from arena.games.models import Match
-from arena.tournaments.chaos import longest_gap, runs_in_log
 from tests.arena.conftest import QUEUE, TEST_BOTS, make_version, wait_for
+from tools.chaos.accounting import longest_gap, runs_in_log
 
 ROOT = Path(__file__).resolve().parents[2]
 S = Match.Status

@@ -1,7 +1,7 @@
 """The SDK's start-up: what a ``yinshbot`` bot imports before it says ``ready``, and why it may.
 
-The CPU time itself is a benchmark (``python -m arena.referee.startup_bench``, docs/benchmarks.md);
-these tests check what is imported, which does not depend on how busy the machine is.
+The CPU time itself is a benchmark (``./dev bench startup``, docs/benchmarks.md); these tests
+check what is imported, which does not depend on how busy the machine is.
 """
 
 import json
@@ -12,7 +12,6 @@ import tomllib
 
 import pytest
 
-from arena.referee import startup_bench
 from arena.referee.library import bot_library
 from arena.referee.protocol import Hello, encode
 from arena.referee.sandbox import ProtectionLevel
@@ -174,11 +173,3 @@ def test_a_request_compares_by_its_fields_and_not_its_cache():
     with pytest.raises(TypeError):
         hash(a)
     assert list(make().state().history) == []
-
-
-def test_the_startup_benchmark_reports_the_bare_interpreter_and_the_bots(capsys):
-    assert startup_bench.main(["--runs", "1"]) == 0
-    out = capsys.readouterr().out
-    assert "bare python3 -c" in out
-    for name in ("random", "greedy", "search"):
-        assert f"{name} (SDK compiled)" in out and f"{name} (SDK as sources)" in out

@@ -13,8 +13,8 @@ layers (see ``docs/sandbox.md`` for the full account and the tests that prove ea
   drains its standard error.
 
 Three protection levels exist (:class:`ProtectionLevel`); :func:`probe` finds the best one
-this host offers. Start-up cost and the rest are measured by
-``python -m arena.referee.sandbox bench``.
+this host offers (``python -m arena.referee.sandbox probe`` prints it). What starting, stopping
+and freezing a bot costs is measured beside the arena (``./dev bench sandbox``).
 
 The modules, split along the seams (each one's docstring says whether it is privileged):
 

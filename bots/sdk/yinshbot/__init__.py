@@ -25,9 +25,9 @@ importable inside the sandbox.
 from __future__ import annotations
 
 # Only what answering ``hello`` needs is imported here: a bot's start-up is CPU time on the
-# arena's machines, and dataclasses, typing, pathlib, tomllib or traceback would more than
-# double it (``python -m arena.referee.startup_bench``). The engine is imported on the first
-# ``Request.state()``; tomllib only for a manifest that is not plain; traceback on an error.
+# arena's machines, and dataclasses, typing, pathlib, tomllib or traceback would cost it more
+# than the rest of the SDK (``./dev bench startup`` measures it). The engine is imported on the
+# first ``Request.state()``; tomllib only for a manifest that is not plain; traceback on an error.
 import json
 import os
 import sys

@@ -1,17 +1,17 @@
-"""``python -m arena.referee.startup_bench``: the CPU a Python bot spends before it says ``ready``.
+"""``./dev bench startup [--runs 100]``: the CPU a Python bot spends before it says ``ready``.
 
 For a bare interpreter (``python3 -c`` with a loop that reads ``hello`` and writes ``ready``)
 and for the example bots written with the SDK (``yinshbot``), many times each, interleaved:
 start the process, send ``hello``, read ``ready``, then kill it at once (it is blocked reading
 its next message, so it spends nothing more) and take its CPU time, user + system, from the
 resource usage of the children reaped. Prints the medians and each bot's excess over the bare
-interpreter. Target: an SDK bot at most 15 ms above the bare interpreter.
+interpreter (docs/benchmarks.md gives the target).
 
 Bots run unsandboxed, with the interpreter and environment the sandbox gives them (``PATH``,
 ``PYTHONPATH``, ``PYTHONDONTWRITEBYTECODE``): the sandbox's own start-up is measured by
-``python -m arena.referee.sandbox bench``. The SDK is measured twice, from a copy of it in a
-temporary folder: as sources, compiled at every start (what a read-only, never compiled
-library costs), and compiled ahead (``compileall``, as the container image does).
+``./dev bench sandbox``. The SDK is measured twice, from a copy of it in a temporary folder:
+as sources, compiled at every start (what a read-only, never compiled library costs), and
+compiled ahead (``compileall``, as the container image does).
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ def _copy_library(into: Path) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m arena.referee.startup_bench", description=__doc__.split("\n\n")[0]
+        prog="./dev bench startup", description=__doc__.split("\n\n")[0]
     )
     parser.add_argument("--runs", type=int, default=100, help="starts per figure (default 100)")
     parser.add_argument(

@@ -1,4 +1,4 @@
-"""``python -m arena.referee.bench``: what the referee itself costs.
+"""``./dev bench referee [--games 10]``: what the referee itself costs.
 
 Prints:
 
@@ -91,7 +91,7 @@ def _throughput(referee: Referee, bot: BotSpec, games: int, variant: str) -> tup
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m arena.referee.bench", description=__doc__)
+    parser = argparse.ArgumentParser(prog="./dev bench referee", description=__doc__)
     parser.add_argument("--games", type=int, default=10, help="games per figure (default 10)")
     parser.add_argument("--variant", default="yinsh")
     parser.add_argument("--state-dir", default=None, help="sandbox state (default: a temp dir)")

@@ -1,21 +1,39 @@
-"""``python -m arena.referee.sandbox bench``: what starting, stopping and freezing a bot costs.
+"""``./dev bench sandbox [--runs 30]``: what starting, stopping and freezing a bot costs.
 
-Not privileged itself: it launches bots through a :class:`~.core.Sandbox` like the referee.
+Launches ``/bin/true`` and ``python3 -c pass`` ``--runs`` times each through a
+:class:`~arena.referee.sandbox.core.Sandbox` at the host's best protection level, as the
+referee does, and prints the medians: from ``launch()`` until the bot's exit is seen, until
+``launch()`` returns, and ``kill()`` with its clean-up; the same programs started without the
+sandbox; and ``pause()`` / ``resume()`` of a busy bot (the cgroup freezer). Not privileged
+itself beyond what the sandbox needs.
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 import statistics
 import subprocess
 import tempfile
 import time
+from collections.abc import Sequence
 
 from arena.referee.sandbox.core import Sandbox
 from arena.referee.sandbox.settings import BOT_PATH, ProtectionLevel, SandboxSettings
 
-__all__ = ["bench"]
+__all__ = ["bench", "main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="./dev bench sandbox", description="measure start-up and pause/resume costs"
+    )
+    parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--state-dir", default=None, help="default: a temporary directory")
+    options = parser.parse_args(argv)
+    bench(options.runs, options.state_dir)
+    return 0
 
 
 def _median_ms(samples: list[float]) -> str:

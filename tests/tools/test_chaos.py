@@ -1,5 +1,5 @@
-"""The chaos run: its accounting of every match, its recovery clocks, and the run itself on
-real workers that it kills and freezes."""
+"""The chaos run (tools/chaos/): its accounting of every match, its recovery clocks, and the run
+itself on real workers that it kills and freezes."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.core.management import CommandError, call_command
 from django.db.models import F
 
 from arena.games import services as games
@@ -16,11 +15,13 @@ from arena.games.models import Match
 from arena.jobs import claims
 from arena.ratings.models import PairStats
 from arena.referee.sandbox import SandboxSettings, processes_of_uids
-from arena.tournaments.chaos import Recoveries, Tally, tally
 from arena.tournaments.models import Tournament
 from tests.arena.conftest import make_version
 from tests.arena.test_matches import fake_result, queued_match
 from tests.arena.test_tournaments import start
+from tools import ToolError
+from tools.chaos import run
+from tools.chaos.accounting import Recoveries, Tally, tally
 
 M = Match.Status
 
@@ -121,19 +122,20 @@ def test_a_chaos_run_kills_and_freezes_real_workers_and_loses_nothing(
     figures = tmp_path / "figures.json"
     queue = celery_app.conf.task_default_queue
     try:
-        call_command(
-            "chaos_run",
-            "--entrants=2",  # search and greedy: games of several seconds
-            "--games-per-pair=4",
-            "--faults=kill,freeze",
-            "--every=3",
-            "--restart-after=10",
-            "--freeze-for=10",
-            f"--logs={tmp_path}",
-            f"--json={figures}",
-            "--timeout=500",
+        run.main(
+            [
+                "--entrants=2",  # search and greedy: games of several seconds
+                "--games-per-pair=4",
+                "--faults=kill,freeze",
+                "--every=3",
+                "--restart-after=10",
+                "--freeze-for=10",
+                f"--logs={tmp_path}",
+                f"--json={figures}",
+                "--timeout=500",
+            ]
         )
-    except CommandError as e:
+    except ToolError as e:
         # Timing targets are the benchmark's business (docs/benchmarks.md); what is lost or
         # counted twice is not.
         assert "lost" not in str(e), e

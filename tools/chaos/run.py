@@ -1,6 +1,6 @@
 """A chaos run anyone can repeat: a tournament on real workers while they fail.
 
-    python manage.py chaos_run [--workers 2] [--concurrency 2] [--every 20]
+    ./dev chaos [--workers 2] [--concurrency 2] [--every 20]
         [--restart-redis "COMMAND"] [--restart-postgres "COMMAND"]
 
 Makes a round robin between copies of the built-in bots (``search``, ``greedy``, ``random``),
@@ -24,6 +24,7 @@ stay there, to be looked at.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import os
@@ -33,23 +34,25 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import DatabaseError, InterfaceError, connections
 
 from arena.bots import services as bots
 from arena.bots.models import BotVersion
+from arena.celery import app as celery_app
 from arena.games.management.commands.runarena import SCHEDULER_WORKER
 from arena.games.models import Match
 from arena.jobs import startup
 from arena.tournaments import services as tournaments
-from arena.tournaments.chaos import Recoveries, longest_gap, runs_in_log, tally
 from arena.tournaments.models import Tournament
+from tools import ToolError
+from tools.chaos.accounting import Recoveries, longest_gap, runs_in_log, tally
 
 SWEEP = "arena.jobs.tasks.sweep"
 FAULTS = ("kill", "freeze", "redis", "postgres")
@@ -105,46 +108,65 @@ class Worker:
         self.popen = None
 
 
-class Command(BaseCommand):
-    help = (
-        "Play a tournament on real workers while killing and freezing them and restarting "
-        "Redis and PostgreSQL; print what became of every match and how long recovery took."
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="./dev chaos",
+        description=(
+            "Play a tournament on real workers while killing and freezing them and restarting "
+            "Redis and PostgreSQL; print what became of every match and how long recovery took."
+        ),
     )
+    p.add_argument("--entrants", type=int, default=6, help="bots in the round robin")
+    p.add_argument("--games-per-pair", type=int, default=6)
+    p.add_argument("--time-control", default="10+0.1")
+    p.add_argument("--variant", default="yinsh")
+    p.add_argument("--workers", type=int, default=2, help="match worker processes")
+    p.add_argument("--concurrency", type=int, default=2, help="games per worker")
+    p.add_argument("--every", type=float, default=20.0, help="seconds between faults")
+    p.add_argument(
+        "--faults",
+        default="kill,freeze,kill,redis,kill,postgres",
+        help=f"the cycle of faults, from {', '.join(FAULTS)}",
+    )
+    p.add_argument("--restart-after", type=float, default=30.0)
+    p.add_argument("--freeze-for", type=float, default=30.0)
+    p.add_argument("--restart-redis", default="", help="a shell command")
+    p.add_argument("--restart-postgres", default="", help="a shell command")
+    p.add_argument("--timeout", type=float, default=3600.0, help="seconds in all")
+    p.add_argument("--logs", type=Path, help="the workers' logs (default var/chaos/RUN)")
+    p.add_argument("--json", type=Path, help="also write the figures to this file")
+    return p
 
-    def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--entrants", type=int, default=6, help="bots in the round robin")
-        parser.add_argument("--games-per-pair", type=int, default=6)
-        parser.add_argument("--time-control", default="10+0.1")
-        parser.add_argument("--variant", default="yinsh")
-        parser.add_argument("--workers", type=int, default=2, help="match worker processes")
-        parser.add_argument("--concurrency", type=int, default=2, help="games per worker")
-        parser.add_argument("--every", type=float, default=20.0, help="seconds between faults")
-        parser.add_argument(
-            "--faults",
-            default="kill,freeze,kill,redis,kill,postgres",
-            help=f"the cycle of faults, from {', '.join(FAULTS)}",
-        )
-        parser.add_argument("--restart-after", type=float, default=30.0)
-        parser.add_argument("--freeze-for", type=float, default=30.0)
-        parser.add_argument("--restart-redis", default="", help="a shell command")
-        parser.add_argument("--restart-postgres", default="", help="a shell command")
-        parser.add_argument("--timeout", type=float, default=3600.0, help="seconds in all")
-        parser.add_argument("--logs", type=Path, help="the workers' logs (default var/chaos/RUN)")
-        parser.add_argument("--json", type=Path, help="also write the figures to this file")
 
-    def handle(self, *args: object, **o: Any) -> None:
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run a chaos run with the command line's options (Django set up); 0 when every target
+    was met. Raises :class:`~tools.ToolError` when one was missed or the run could not go on."""
+    ChaosRun(parser().parse_args(argv)).run()
+    return 0
+
+
+def say(line: str) -> None:
+    print(line, flush=True)
+
+
+class ChaosRun:
+    """One run: its options, its tournament, its workers, its report."""
+
+    def __init__(self, options: argparse.Namespace) -> None:
+        self.o = vars(options)
+
+    def run(self) -> None:
+        o = self.o
         cycle = self._cycle(o)
         run = uuid.uuid4().hex[:6]
         queue = f"chaos-{run}"
         logs = o["logs"] or Path(settings.VAR_DIR) / "chaos" / run
         logs.mkdir(parents=True, exist_ok=True)
-        from arena.celery import app as celery_app
-
         # This process queues the tournament's first games: on the run's queue.
         celery_app.conf.task_default_queue = queue
         tournament = self._tournament(run, o)
         total = Match.objects.filter(tournament=tournament).count()
-        self.stdout.write(
+        say(
             f"chaos run {run}: tournament {tournament.pk} ({total} games, "
             f"{o['time_control']}), {o['workers']} workers x {o['concurrency']}, faults "
             f"{' '.join(f or '(none)' for f in cycle) or 'none'} every {o['every']:.0f} s; "
@@ -195,7 +217,7 @@ class Command(BaseCommand):
         asked = [f.strip() for f in o["faults"].split(",") if f.strip()]
         unknown = sorted(set(asked) - set(FAULTS))
         if unknown:
-            raise CommandError(f"unknown faults {', '.join(unknown)}: choose from {FAULTS}")
+            raise ToolError(f"unknown faults {', '.join(unknown)}: choose from {FAULTS}")
         left_out = {}
         broker = str(settings.CELERY_BROKER_URL)
         engine = str(settings.DATABASES["default"]["ENGINE"])
@@ -210,7 +232,7 @@ class Command(BaseCommand):
             elif not o["restart_postgres"]:
                 left_out["postgres"] = "no --restart-postgres command"
         for fault, why in left_out.items():
-            self.stdout.write(f"fault {fault} left out: {why}")
+            say(f"fault {fault} left out: {why}")
         return [None if f in left_out else f for f in asked]
 
     def _tournament(self, run: str, o: dict[str, Any]) -> Tournament:
@@ -260,21 +282,21 @@ class Command(BaseCommand):
         while True:
             now = time.monotonic()
             if now - started > o["timeout"]:
-                self.stdout.write(f"stopped after {o['timeout']:.0f} s: the tournament is not over")
+                say(f"stopped after {o['timeout']:.0f} s: the tournament is not over")
                 break
             for w in [scheduler, *workers]:
                 if w.popen is not None and not w.running:
                     # Exited by itself: recorded, and started again as a supervisor would.
                     unplanned.append(f"{w.name} exited ({w.popen.returncode})")
-                    self.stdout.write(f"{self._t(started)} {unplanned[-1]}; starting it again")
+                    say(f"{self._t(started)} {unplanned[-1]}; starting it again")
                     w.start(env)
                 if w.restart_at is not None and now >= w.restart_at:
                     w.start(env)
-                    self.stdout.write(f"{self._t(started)} {w.name} started again")
+                    say(f"{self._t(started)} {w.name} started again")
                 if w.thaw_at is not None and now >= w.thaw_at:
                     w.signal(signal.SIGCONT)
                     w.thaw_at = None
-                    self.stdout.write(f"{self._t(started)} {w.name} thawed (SIGCONT)")
+                    say(f"{self._t(started)} {w.name} thawed (SIGCONT)")
             try:
                 recoveries.poll()
                 if now >= next_report:
@@ -282,7 +304,7 @@ class Command(BaseCommand):
                     self._progress(tournament, started)
                 tournament.refresh_from_db(fields=["status"])
                 if tournament.status != Tournament.Status.RUNNING:
-                    self.stdout.write(f"{self._t(started)} tournament {tournament.status}")
+                    say(f"{self._t(started)} tournament {tournament.status}")
                     break
                 if (
                     next_fault is None
@@ -303,7 +325,7 @@ class Command(BaseCommand):
                         next_fault = time.monotonic() + o["every"]
             except (DatabaseError, InterfaceError) as e:
                 # The database restarting (a fault of ours): wait for it like the workers do.
-                self.stdout.write(f"{self._t(started)} database unavailable: {e}".splitlines()[0])
+                say(f"{self._t(started)} database unavailable: {e}".splitlines()[0])
                 connections.close_all()
                 time.sleep(1)
             time.sleep(0.25)
@@ -350,7 +372,7 @@ class Command(BaseCommand):
                 victim.thaw_at = time.monotonic() + o["freeze_for"]
             n = recoveries.worker_failed(f"{victim.name}@", fault)
             what = "killed (SIGKILL)" if fault == "kill" else "frozen (SIGSTOP)"
-            self.stdout.write(f"{t} {victim.name} {what}, playing {n} games")
+            say(f"{t} {victim.name} {what}, playing {n} games")
             return True
         command = o["restart_redis"] if fault == "redis" else o["restart_postgres"]
         began = time.monotonic()
@@ -359,7 +381,7 @@ class Command(BaseCommand):
         )
         took = time.monotonic() - began
         if finished.returncode != 0:
-            raise CommandError(
+            raise ToolError(
                 f"{shlex.quote(command)} failed ({finished.returncode}): "
                 f"{(finished.stderr or finished.stdout).strip()[-500:]}"
             )
@@ -368,16 +390,16 @@ class Command(BaseCommand):
         name = "Redis" if fault == "redis" else "PostgreSQL"
         if fault == "redis":
             n = recoveries.broker_restarted(fault)
-            self.stdout.write(f"{t} {name} restarted in {took:.1f} s; {n} games were queued")
+            say(f"{t} {name} restarted in {took:.1f} s; {n} games were queued")
         else:
-            self.stdout.write(f"{t} {name} restarted in {took:.1f} s")
+            say(f"{t} {name} restarted in {took:.1f} s")
         return True
 
     def _progress(self, tournament: Tournament, started: float) -> None:
         p = tournaments.progress(tournament)
         counts = {s: getattr(p, s) for s in Match.Status.values}
         shown = ", ".join(f"{s} {n}" for s, n in counts.items() if n)
-        self.stdout.write(f"{self._t(started)} {shown}")
+        say(f"{self._t(started)} {shown}")
 
     def _stop(self, everyone: list[Worker]) -> None:
         for w in everyone:
@@ -440,7 +462,7 @@ class Command(BaseCommand):
         }
         if o["json"]:
             o["json"].write_text(json.dumps(figures, indent=2) + "\n")
-        w = self.stdout.write
+        w = say
         w(f"--- chaos run over in {seconds:.0f} s; tournament {tournament.pk}")
         w(
             f"matches {t.matches}, finished {t.finished}, aborted {t.aborted}, lost {t.lost} "
@@ -499,8 +521,8 @@ class Command(BaseCommand):
         if counts["unplanned"]:
             missed.append("unplanned exits")
         if missed:
-            raise CommandError(f"targets missed: {', '.join(missed)}")
-        w(self.style.SUCCESS("targets met"))
+            raise ToolError(f"targets missed: {', '.join(missed)}")
+        w("targets met")
 
 
 def _rounded(seconds: float | None) -> float | None:

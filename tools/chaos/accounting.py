@@ -1,10 +1,10 @@
 """What a chaos run measures: every match of its tournament accounted for, and how long the
 work of a failed worker or of a restarted broker waited.
 
-``manage.py chaos_run`` plays a tournament on real workers while it kills them, freezes them
-and restarts the database and the broker (see docs/benchmarks.md, "Chaos run"); these are the
-counts it prints at the end and the clocks it keeps meanwhile, read from the database, and the
-gaps between sweeps, read from the scheduler's log.
+The chaos run (:mod:`tools.chaos.run`, ``./dev chaos``) plays a tournament on real workers while
+it kills them, freezes them and restarts the database and the broker (see docs/benchmarks.md,
+"Chaos run"); these are the counts it prints at the end and the clocks it keeps meanwhile, read
+from the database, and the gaps between sweeps, read from the scheduler's log.
 """
 
 from __future__ import annotations

@@ -1,0 +1,74 @@
+"""The benchmarks (tools/bench/) run against the arena as it is: each one's command line, the
+synthetic data and the page and rating benchmarks on it, the start-up benchmark. They are
+run small, and their figures are not checked: a benchmark's figures are its own business
+(docs/benchmarks.md)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from arena.bots.models import Bot
+from arena.games.models import Match
+from arena.ratings.models import Rating, RatingPoint
+from tools.bench import __main__ as bench
+from tools.bench import arena, data, startup
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("name", sorted(bench.BENCHMARKS))
+def test_each_benchmark_has_a_command_line(name: str) -> None:
+    """``python -m tools.bench NAME --help`` loads the benchmark (and the arena's Django
+    project when it needs it) and lists its options."""
+    done = subprocess.run(
+        [sys.executable, "-m", "tools.bench", name, "--help"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.startswith(f"usage: ./dev bench {name}")
+
+
+def test_an_unknown_benchmark_is_refused_with_the_list(capsys: pytest.CaptureFixture[str]) -> None:
+    assert bench.main(["nope"]) == 2
+    err = capsys.readouterr().err
+    assert all(name in err for name in bench.BENCHMARKS)
+    assert bench.main([]) == 2
+
+
+@pytest.mark.django_db
+def test_the_page_and_rating_benchmarks_run_on_the_synthetic_data(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert data.main(["--bots", "12", "--matches", "300", "--history", "3"]) == 0
+    assert Bot.objects.filter(name__startswith=data.PREFIX).count() == 12
+    assert Match.objects.filter(status=Match.Status.FINISHED).count() == 300
+    assert Rating.objects.exists() and RatingPoint.objects.exists()
+
+    assert arena.main(["pages", "--requests", "1"]) == 0
+    out = capsys.readouterr().out
+    for page in ("leaderboard", "leaderboard API", "bot page", "bot page (busiest)"):
+        assert f"\n{page} " in out
+
+    assert arena.main(["ratings", "--cold"]) == 0
+    out = capsys.readouterr().out
+    assert "300 finished matches" in out and "full recomputation:" in out
+
+    data.clear()
+    assert not Bot.objects.filter(name__startswith=data.PREFIX).exists()
+
+
+def test_the_startup_benchmark_reports_the_bare_interpreter_and_the_bots(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert startup.main(["--runs", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "bare python3 -c" in out
+    for name in ("random", "greedy", "search"):
+        assert f"{name} (SDK compiled)" in out and f"{name} (SDK as sources)" in out
