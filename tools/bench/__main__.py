@@ -2,6 +2,8 @@
 
   arena     games per minute through the full path against the bare referee (``games``),
             page times (``pages``) and the rating recomputation (``ratings``)
+  ladder    the arena's overhead per game at the ladder's time control with the built-in
+            bots, games per minute, and the worker's processes and memory
   data      fill a scratch database with synthetic bots and matches, for ``arena pages`` and
             ``arena ratings``
   referee   the referee's own cost per action, and games per minute with and without the
@@ -24,6 +26,7 @@ from tools import ToolError, setup_django
 #: Django project set up before the module is loaded (it imports the arena's models).
 BENCHMARKS: dict[str, tuple[str, bool]] = {
     "arena": ("tools.bench.arena", True),
+    "ladder": ("tools.bench.ladder", True),
     "data": ("tools.bench.data", True),
     "referee": ("tools.bench.referee", False),
     "startup": ("tools.bench.startup", False),

@@ -20,12 +20,8 @@ first, so that the fit starts from nothing.
 from __future__ import annotations
 
 import argparse
-import os
 import resource
-import signal
 import statistics
-import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Sequence
@@ -46,6 +42,7 @@ from arena.ratings import services as ratings
 from arena.ratings.models import Rating, RatingState
 from tools import ToolError
 from tools.bench.data import PREFIX as DATA_PREFIX
+from tools.bench.worker import Worker
 
 #: The names of the bots ``games`` makes (and removes).
 PREFIX = "benchgames-"
@@ -152,45 +149,14 @@ def _full(white: BotVersion, black: BotVersion, n: int, c: int, variant: str) ->
             )
             claims.dispatch(m)
             ids.append(m.pk)
-    env = dict(os.environ, ARENA_CELERY_QUEUE=queue, DJANGO_SETTINGS_MODULE="arena.settings")
-    env["ARENA_BOT_STORE"] = str(settings.BOT_STORE_DIR)
-    worker = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "arena",
-            "worker",
-            "--queues",
-            queue,
-            "--concurrency",
-            str(c),
-            "--loglevel",
-            "WARNING",
-            "--without-gossip",
-            "--without-mingle",
-            "--without-heartbeat",
-        ],
-        env=env,
-        cwd=settings.BASE_DIR,
-        start_new_session=True,
-    )
-    try:
+    with Worker(queue, c) as worker:
         done = Match.objects.filter(pk__in=ids, status__in=["finished", "aborted"])
         deadline = time.monotonic() + 3600
         while done.count() < n:
-            if worker.poll() is not None:
-                raise ToolError(f"the worker exited ({worker.returncode})")
+            worker.check()
             if time.monotonic() > deadline:
                 raise ToolError("the worker did not finish within an hour")
             time.sleep(0.5)
-    finally:
-        worker.send_signal(signal.SIGTERM)
-        try:
-            worker.wait(60)
-        except subprocess.TimeoutExpired:
-            os.killpg(worker.pid, signal.SIGKILL)
     # Steady state: from the end of the first game (the worker's start-up and its sandbox's
     # probe are behind it, as the bare referee's warm-up game is) to the end of the last.
     span = Match.objects.filter(pk__in=ids).aggregate(a=Min("finished_at"), b=Max("finished_at"))
