@@ -31,6 +31,7 @@ from arena import celery_app
 from arena.bots import services as bot_services
 from arena.bots import store
 from arena.bots.models import Bot, BotVersion
+from arena.games.management.commands.runarena import declare_queues
 
 ROOT = Path(__file__).resolve().parents[2]
 BOTS = ROOT / "bots"
@@ -61,6 +62,14 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         except Exception:  # Redis went away: nothing to tidy
             pass
     shutil.rmtree(RUN_DIR, ignore_errors=True)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _queues_declared() -> None:
+    """This run's queues (and the broker file's tables), declared once before any test starts
+    a worker: workers starting at once in a new broker file could each try to make them, and
+    one would die (see :func:`~arena.games.management.commands.runarena.declare_queues`)."""
+    declare_queues([QUEUE, f"{QUEUE}.periodic"], BROKER_URL)
 
 
 @pytest.fixture(autouse=True)
