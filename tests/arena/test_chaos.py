@@ -105,7 +105,7 @@ def test_a_failed_workers_games_recover_when_queued_again_or_closed(user: Any) -
     assert clocks.took["redis"] == [4.0]
 
 
-@pytest.mark.slow
+@pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_a_chaos_run_kills_and_freezes_real_workers_and_loses_nothing(
     worker_env: dict[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path, system_user: Any

@@ -121,7 +121,7 @@ def frozen(pid: int) -> bool:
     return False
 
 
-@pytest.mark.slow
+@pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_a_killed_worker_takes_its_match_back_and_reaps_its_bots_when_it_starts_again(
     restartable: Worker, user: Any, anchor: Any

@@ -144,7 +144,7 @@ def test_runarena_declares_the_queues_before_it_starts_anything(
     assert seen == [{"arena-y", "arena-y.periodic"}]
 
 
-@pytest.mark.slow
+@pytest.mark.worker
 def test_runarena_plays_games_and_stops_cleanly_on_ctrl_c(fresh_var: Path) -> None:
     port = free_port()
     env = {

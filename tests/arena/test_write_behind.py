@@ -150,6 +150,7 @@ def test_a_pool_process_writes_what_it_holds_before_it_exits(tmp_path: Path) -> 
     assert jobs.lines(out) == ["written"]
 
 
+@pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_a_real_workers_results_are_written_behind_its_games(
     worker: Callable[[], str], user: Any
