@@ -135,12 +135,13 @@ def test_a_killed_worker_takes_its_match_back_and_reaps_its_bots_when_it_starts_
         status=S.PENDING,
         white=anchor,
         black=slow,
-        time_control="30+0",
+        time_control="10+0",
         seed=3,
     )
     services.queue_pending([m.pk])
     restartable.start()
-    # The random bot (white) has moved and is frozen while the slow one thinks (30 s).
+    # The random bot (white) has moved and is frozen while the slow one thinks: 10 s, then it
+    # loses on time (ample to see it and kill the worker; each attempt costs as much).
     until(
         "the slow bot's turn",
         lambda: any(frozen(pid) for pid in bots_started_here()),
