@@ -89,8 +89,20 @@ def queues_in(broker: Path) -> set[str]:
         return {name for (name,) in db.execute("SELECT name FROM kombu_queue")}
 
 
+@pytest.fixture
+def embedded_broker(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """This process's Celery app set as for the embedded broker (no transport options; the
+    suite's PostgreSQL leg sets Redis's), and an environment that sets the processes it
+    starts so too."""
+    from arena import celery_app
+
+    monkeypatch.setitem(celery_app.conf, "broker_transport_options", {})
+    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "ARENA_CELERY_BROKER_URL")}
+    return dict(env, DJANGO_SETTINGS_MODULE="arena.settings")
+
+
 def test_processes_starting_at_once_on_new_broker_files_all_start_once_they_are_prepared(
-    tmp_path: Path,
+    tmp_path: Path, embedded_broker: dict[str, str]
 ) -> None:
     """kombu makes the embedded broker's tables and a queue's row on first use, with no lock
     between processes: four processes declaring the same queues at once in a new file fail in
@@ -103,7 +115,7 @@ def test_processes_starting_at_once_on_new_broker_files_all_start_once_they_are_
         runarena.declare_queues(names, f"sqla+sqlite:///{f}")
     go = tmp_path / "go"
     argv = [sys.executable, "-c", DECLARE, str(go), ",".join(names), *map(str, files)]
-    env = dict(os.environ, DJANGO_SETTINGS_MODULE="arena.settings")
+    env = embedded_broker
     procs = [
         subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         for _ in range(4)
@@ -127,7 +139,7 @@ def test_processes_starting_at_once_on_new_broker_files_all_start_once_they_are_
 
 @pytest.mark.django_db
 def test_runarena_declares_the_queues_before_it_starts_anything(
-    settings: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    settings: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, embedded_broker: Any
 ) -> None:
     broker = tmp_path / "broker.sqlite3"
     settings.CELERY_BROKER_URL = f"sqla+sqlite:///{broker}"
