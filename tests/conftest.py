@@ -51,6 +51,36 @@ connection_created.connect(_no_idle_limit_in_tests, dispatch_uid="tests-no-idle-
 collect_ignore_glob = ["bots/*"]
 
 
+def _turns_lock() -> Path | None:
+    """The lock the processes of one pytest-xdist run share, or None without pytest-xdist."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    return Path(tempfile.gettempdir()) / f"yinsh-tests-{run}-workers.lock" if run else None
+
+
+@pytest.fixture(autouse=True)
+def _real_workers_take_turns(request: pytest.FixtureRequest) -> Iterator[None]:
+    """In two processes (``./dev test`` runs pytest-xdist's ``-n 2``), the tests that start
+    real workers (marked ``worker``) run one at a time, as they would alone, each beside the
+    rest of the suite."""
+    path = _turns_lock()
+    if path is None or request.node.get_closest_marker("worker") is None:
+        yield
+        return
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    # The first process to finish removes the lock: the other has no one left to wait for.
+    path = _turns_lock()
+    if path is not None:
+        path.unlink(missing_ok=True)
+
+
 def skip_unless_required(why: str, *, detail: str = "") -> None:
     """Skip a test this host cannot run; where the full sandbox is required
     (``ARENA_REQUIRE_FULL_SANDBOX=1``, as CI sets on its root machine) fail it instead, so that
