@@ -37,7 +37,7 @@ DEADLINE_S = 600  # generous: nothing here measures speed
 DECLARE = """
 import sys, time
 from pathlib import Path
-from arena import celery_app
+from arena.celery import app as celery_app
 go, names, files = Path(sys.argv[1]), sys.argv[2].split(","), sys.argv[3:]
 print("ready", flush=True)
 while not go.exists():
@@ -94,7 +94,7 @@ def embedded_broker(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     """This process's Celery app set as for the embedded broker (no transport options; the
     suite's PostgreSQL leg sets Redis's), and an environment that sets the processes it
     starts so too."""
-    from arena import celery_app
+    from arena.celery import app as celery_app
 
     monkeypatch.setitem(celery_app.conf, "broker_transport_options", {})
     env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "ARENA_CELERY_BROKER_URL")}

@@ -28,8 +28,8 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from arena import celery_app
 from arena.bots import services as bots
+from arena.celery import app as celery_app
 from arena.games import sweeper
 
 #: Seconds the children get to stop after SIGTERM before they are killed.
