@@ -9,6 +9,7 @@ their slots is left.
 from __future__ import annotations
 
 import fcntl
+import functools
 import os
 import shutil
 import tempfile
@@ -153,10 +154,17 @@ GAMES_CGROUP = "yinsh-arena-games-test"
 _held_block: list[int] = []  # the descriptor holding this run's block, open until it exits
 
 
+@functools.cache
+def games_uids() -> range:
+    """This process's block of slot uids, which no other test run on the host holds: two runs
+    at once (two checkouts, CI and a developer) never take each other's bots for leftovers.
+    Taken on first use, by a lock beside the sandbox's own slot locks, held for as long as
+    this process lives."""
+    first = _games_block()
+    return range(first, first + GAMES_SLOTS)
+
+
 def _games_block() -> int:
-    """The first uid of a block of slot uids no other test run on the host holds: two runs at
-    once (two checkouts, CI and a developer) never take each other's bots for leftovers.
-    Held by a lock beside the sandbox's own slot locks for as long as this process lives."""
     if os.geteuid() != 0:
         return GAMES_BASE_UID  # no per-slot uids without root
     directory = Path(HOST_SLOT_LOCKS)
@@ -173,17 +181,13 @@ def _games_block() -> int:
     raise RuntimeError(f"all {GAMES_BLOCKS} blocks of test slot uids are held by other runs")
 
 
-GAMES_FIRST_UID = _games_block()
-GAMES_UIDS = range(GAMES_FIRST_UID, GAMES_FIRST_UID + GAMES_SLOTS)
-
-
 def games_leftovers() -> tuple[dict[int, list[int]], list[Path]]:
     """Live processes and cgroups of this run's game slots: none once its sandboxes closed."""
-    processes = processes_of_uids(GAMES_UIDS)
+    processes = processes_of_uids(games_uids())
     layout, _ = cgroups.detect()
     if layout is None:
         return processes, []
-    names = {f"slot-{uid}" for uid in GAMES_UIDS}
+    names = {f"slot-{uid}" for uid in games_uids()}
     groups = []
     for hierarchy in layout.hierarchies():
         base = hierarchy / GAMES_CGROUP
@@ -203,7 +207,7 @@ def games_state_dir() -> Iterator[str]:
 def games_settings(state_dir: str, **overrides: Any) -> SandboxSettings:
     values: dict[str, Any] = {
         "state_dir": state_dir,
-        "first_uid": GAMES_FIRST_UID,
+        "first_uid": games_uids().start,
         "slots": GAMES_SLOTS,
         "cgroup_name": GAMES_CGROUP,
         "memory_mb": 256,
