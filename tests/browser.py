@@ -65,6 +65,14 @@ def find_chromium() -> str | None:
     return None
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test that drives the browser is marked ``browser`` (``./dev test --fast`` leaves
+    them out)."""
+    for item in items:
+        if "page" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.browser)
+
+
 # --------------------------------------------------------------------------- fixtures
 
 

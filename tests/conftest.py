@@ -1,12 +1,15 @@
 """Shared fixtures: sandboxes for tests that play real games.
 
 They use slot uids, a cgroup name and a state directory of their own (not those of the
-sandbox's own tests), close every sandbox they made when the test ends, and then check that no
-process or cgroup of any bot is left.
+sandbox's own tests, nor of another test run on the host: the block of uids is taken by lock),
+close every sandbox they made when the test ends, and then check that no process or cgroup of
+their slots is left.
 """
 
 from __future__ import annotations
 
+import fcntl
+import functools
 import os
 import shutil
 import tempfile
@@ -19,6 +22,7 @@ from django.db.backends.signals import connection_created
 
 from arena.referee import bot_library
 from arena.referee.sandbox import (
+    HOST_SLOT_LOCKS,
     ProtectionLevel,
     Sandbox,
     SandboxSettings,
@@ -46,6 +50,36 @@ connection_created.connect(_no_idle_limit_in_tests, dispatch_uid="tests-no-idle-
 # The bots under tests/bots/ are programs, not test modules: importing one to look for
 # doctests would run it (a fork bomb, a bot that waits for ever on its input...).
 collect_ignore_glob = ["bots/*"]
+
+
+def _turns_lock() -> Path | None:
+    """The lock the processes of one pytest-xdist run share, or None without pytest-xdist."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    return Path(tempfile.gettempdir()) / f"yinsh-tests-{run}-workers.lock" if run else None
+
+
+@pytest.fixture(autouse=True)
+def _real_workers_take_turns(request: pytest.FixtureRequest) -> Iterator[None]:
+    """In two processes (``./dev test`` runs pytest-xdist's ``-n 2``), the tests that start
+    real workers (marked ``worker``) run one at a time, as they would alone, each beside the
+    rest of the suite."""
+    path = _turns_lock()
+    if path is None or request.node.get_closest_marker("worker") is None:
+        yield
+        return
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    # The first process to finish removes the lock: the other has no one left to wait for.
+    path = _turns_lock()
+    if path is not None:
+        path.unlink(missing_ok=True)
 
 
 def skip_unless_required(why: str, *, detail: str = "") -> None:
@@ -113,11 +147,53 @@ def development_switch_below_full() -> Iterator[None]:
             os.environ["ARENA_ALLOW_UNSANDBOXED"] = previous_env
 
 
-# Two test runs on one host at once (two checkouts) each set a uid block and cgroup of
-# their own, so that neither takes the other's bots for leftovers.
-GAMES_FIRST_UID = int(os.environ.get("ARENA_TEST_GAMES_FIRST_UID", "64600"))
+GAMES_BASE_UID = 64640  # clear of 64600-64615, the one block test runs used to share
 GAMES_SLOTS = 16
-GAMES_CGROUP = os.environ.get("ARENA_TEST_GAMES_CGROUP", "yinsh-arena-games-test")
+GAMES_BLOCKS = 8  # blocks of slot uids: 64640-64767
+GAMES_CGROUP = "yinsh-arena-games-test"
+_held_block: list[int] = []  # the descriptor holding this run's block, open until it exits
+
+
+@functools.cache
+def games_uids() -> range:
+    """This process's block of slot uids, which no other test run on the host holds: two runs
+    at once (two checkouts, CI and a developer) never take each other's bots for leftovers.
+    Taken on first use, by a lock beside the sandbox's own slot locks, held for as long as
+    this process lives."""
+    first = _games_block()
+    return range(first, first + GAMES_SLOTS)
+
+
+def _games_block() -> int:
+    if os.geteuid() != 0:
+        return GAMES_BASE_UID  # no per-slot uids without root
+    directory = Path(HOST_SLOT_LOCKS)
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    for block in range(GAMES_BLOCKS):
+        fd = os.open(directory / f"test-games-block-{block}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            continue
+        _held_block.append(fd)
+        return GAMES_BASE_UID + block * GAMES_SLOTS
+    raise RuntimeError(f"all {GAMES_BLOCKS} blocks of test slot uids are held by other runs")
+
+
+def games_leftovers() -> tuple[dict[int, list[int]], list[Path]]:
+    """Live processes and cgroups of this run's game slots: none once its sandboxes closed."""
+    processes = processes_of_uids(games_uids())
+    layout, _ = cgroups.detect()
+    if layout is None:
+        return processes, []
+    names = {f"slot-{uid}" for uid in games_uids()}
+    groups = []
+    for hierarchy in layout.hierarchies():
+        base = hierarchy / GAMES_CGROUP
+        if base.is_dir():
+            groups += [p for p in base.iterdir() if p.is_dir() and p.name in names]
+    return processes, groups
 
 
 @pytest.fixture(scope="session")
@@ -131,7 +207,7 @@ def games_state_dir() -> Iterator[str]:
 def games_settings(state_dir: str, **overrides: Any) -> SandboxSettings:
     values: dict[str, Any] = {
         "state_dir": state_dir,
-        "first_uid": GAMES_FIRST_UID,
+        "first_uid": games_uids().start,
         "slots": GAMES_SLOTS,
         "cgroup_name": GAMES_CGROUP,
         "memory_mb": 256,
@@ -164,14 +240,9 @@ def game_sandbox(games_state_dir: str) -> Iterator[Callable[..., Sandbox]]:
     yield make
     for sandbox in made:
         sandbox.close()
-    uids = range(GAMES_FIRST_UID, GAMES_FIRST_UID + GAMES_SLOTS)
-    assert not processes_of_uids(uids), "processes of a bot survived the test"
-    layout, _ = cgroups.detect()
-    if layout is not None:
-        for hierarchy in layout.hierarchies():
-            base = hierarchy / GAMES_CGROUP
-            left = [p for p in base.iterdir() if p.is_dir()] if base.is_dir() else []
-            assert not left, f"cgroups of a bot survived the test: {left}"
+    processes, groups = games_leftovers()
+    assert not processes, f"processes of a bot survived the test: {processes}"
+    assert not groups, f"cgroups of a bot survived the test: {groups}"
 
 
 @pytest.fixture
@@ -217,5 +288,5 @@ def breakable_sandbox() -> Iterator[Callable[[], tuple[Sandbox, Callable[[], Non
     for sandbox, state in made:
         sandbox.close()
         shutil.rmtree(state, ignore_errors=True)
-    uids = range(GAMES_FIRST_UID, GAMES_FIRST_UID + GAMES_SLOTS)
-    assert not processes_of_uids(uids), "processes of a bot survived the test"
+    processes, _ = games_leftovers()
+    assert not processes, f"processes of a bot survived the test: {processes}"

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
 
@@ -18,6 +20,7 @@ def block_after(heading: str, language: str) -> str:
     return match.group(1)
 
 
+@pytest.mark.slow  # matches, an SPRT run and a tournament of real bots
 def test_the_local_play_examples_run(tmp_path: Path) -> None:
     script = block_after("## Playing locally", "sh").replace(".venv/bin/python", sys.executable)
     for name in ("bots", "manage.py"):

@@ -1,6 +1,11 @@
 """Fixtures of the arena tests: users, bot versions made from the real example bots, a real
-Celery worker (``worker``, with ``wait_for``), and an isolated bot store, cache and Celery
-queue for every test run.
+Celery worker (``worker``, with ``wait_for``), and an isolated bot store, cache, sandbox state
+and Celery queue for every test run.
+
+Another arena may run on the same host (a ``./dev start`` beside ``./dev test``): its workers
+use the same slot uids as the workers tests start (slots are locked host-wide, so they never
+share one). A test that looks for bots left behind looks among the processes it started
+(:func:`adopting_orphans`, :func:`bots_started_here`), never at every process of those uids.
 
 The same tests run on the embedded defaults (SQLite, the SQLAlchemy broker) and, when
 ``DATABASE_URL`` and ``REDIS_URL`` are set, on PostgreSQL and Redis.
@@ -9,6 +14,7 @@ The same tests run on the embedded defaults (SQLite, the SQLAlchemy broker) and,
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import io
 import os
 import shutil
@@ -31,6 +37,9 @@ from arena.bots import services as bot_services
 from arena.bots import store
 from arena.bots.models import Bot, BotVersion
 from arena.celery import app as celery_app
+from arena.games.management.commands.runarena import declare_queues
+from arena.referee.sandbox import SandboxSettings
+from arena.referee.sandbox.procfs import descendants, proc_table, real_uid
 
 ROOT = Path(__file__).resolve().parents[2]
 BOTS = ROOT / "bots"
@@ -38,6 +47,9 @@ TEST_BOTS = ROOT / "tests" / "bots"
 
 #: Everything a test run writes outside the database lives here (removed at the end).
 RUN_DIR = Path(tempfile.mkdtemp(prefix="arena-tests-"))
+RUN_DIR.chmod(0o711)  # the sandbox's state under it must be reachable by the slot uids
+#: ``ARENA_VAR_DIR`` of the processes tests start (and the sandbox state of this one).
+VAR_DIR = RUN_DIR / "var"
 #: This run's own Celery queue, so that a local arena running meanwhile never sees its tasks.
 QUEUE = f"arena-test-{uuid.uuid4().hex[:8]}"
 BROKER_URL = (
@@ -63,13 +75,23 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     shutil.rmtree(RUN_DIR, ignore_errors=True)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _queues_declared() -> None:
+    """This run's queues (and the broker file's tables), declared once before any test starts
+    a worker: workers starting at once in a new broker file could each try to make them, and
+    one would die (see :func:`~arena.games.management.commands.runarena.declare_queues`)."""
+    declare_queues([QUEUE, f"{QUEUE}.periodic"], BROKER_URL)
+
+
 @pytest.fixture(autouse=True)
 def _isolated_files(settings: Any, tmp_path_factory: pytest.TempPathFactory) -> None:
-    """A bot store and cache of each test's own (workers started by tests get the same)."""
+    """A bot store and cache of each test's own (workers started by tests get the same), and
+    the run's sandbox state."""
     base = tmp_path_factory.mktemp("files")
     settings.BOT_STORE_DIR = base / "store"
     settings.BOT_CACHE_DIR = base / "cache"
     settings.BOT_BUILD_DIR = base / "builds"
+    settings.SANDBOX_STATE_DIR = VAR_DIR / "sandbox"
 
 
 @pytest.fixture(autouse=True)
@@ -177,7 +199,7 @@ def anchor(system_user: Any) -> BotVersion:
 @pytest.fixture
 def worker_env() -> Iterator[dict[str, str]]:
     """Environment for a Celery worker (or any process) that must see this test's database,
-    broker queue, bot store and cache."""
+    broker queue, bot store and cache; everything else it writes goes under :data:`VAR_DIR`."""
     from django.db import connection
 
     env = dict(os.environ)
@@ -189,7 +211,9 @@ def worker_env() -> Iterator[dict[str, str]]:
         port = db.get("PORT") or 5432
         password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
         env["DATABASE_URL"] = f"postgres://{db['USER']}{password}@{host}:{port}/{db['NAME']}"
+    env["ARENA_VAR_DIR"] = str(VAR_DIR)
     env["ARENA_CELERY_QUEUE"] = QUEUE
+    env["ARENA_CACHE_PREFIX"] = django_settings.CACHES["default"]["KEY_PREFIX"]
     env["ARENA_BOT_STORE"] = str(django_settings.BOT_STORE_DIR)
     env["ARENA_BOT_CACHE"] = str(Path(django_settings.BOT_CACHE_DIR).parent / "worker-cache")
     if not django_settings.REDIS_URL:
@@ -266,3 +290,51 @@ def wait_for(what: str, done: Callable[[], bool], log: Callable[[], str]) -> Non
         if time.monotonic() > deadline:
             pytest.fail(f"timed out waiting for {what}; worker log:\n{log()}")
         time.sleep(0.5)
+
+
+# ----------------------------------------------------------------------------- its own bots
+
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+@contextlib.contextmanager
+def adopting_orphans() -> Iterator[None]:
+    """While the block runs, this process adopts the orphans of the processes it started
+    (``PR_SET_CHILD_SUBREAPER``): the bots of a worker killed with SIGKILL stay among its
+    descendants, where :func:`bots_started_here` finds them, instead of going to PID 1 with
+    the bots of every other arena on the host. The adopted processes that ended meanwhile
+    are reaped at the end."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    before = _children()
+    if libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        pytest.fail(f"prctl(PR_SET_CHILD_SUBREAPER): {os.strerror(ctypes.get_errno())}")
+    try:
+        yield
+    finally:
+        libc.prctl(_PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+        for pid in _children() - before:
+            if _zombie(pid):  # adopted, and ended (the block waited for its own children)
+                with contextlib.suppress(ChildProcessError):
+                    os.waitpid(pid, os.WNOHANG)
+
+
+def _children() -> set[int]:
+    me = os.getpid()
+    return {pid for pid, entry in proc_table().items() if entry.ppid == me}
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return False
+    return stat[stat.rfind(b")") + 2 :].startswith(b"Z")
+
+
+def bots_started_here() -> set[int]:
+    """Live processes of the arena's slot uids (those of the workers tests start) among this
+    process's descendants: the bots of the workers it started, not another arena's."""
+    slots = SandboxSettings()
+    uids = range(slots.first_uid, slots.first_uid + slots.slots)
+    mine = descendants(proc_table(), os.getpid())
+    return {pid for pid in mine if real_uid(pid) in uids}

@@ -83,6 +83,8 @@ SIGNATURES = {"zip": b"PK\x03\x04", "tar.gz": b"\x1f\x8b", "file": (b"#!", b"\x7
 #: The two users' credentials (tests/arena/conftest.py).
 PASSWORDS = [("alice", "a-long-password-1"), ("bob", "a-long-password-2")]
 
+pytestmark = pytest.mark.slow  # thousands of requests
+
 
 @dataclass
 class Arena:

@@ -29,7 +29,7 @@ def load_client() -> ModuleType:
     return module
 
 
-@pytest.mark.slow
+@pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_the_vm_clients_upload_check_rating_and_download_pass_against_the_api(
     live_server: Any,

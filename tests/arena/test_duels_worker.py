@@ -22,7 +22,7 @@ def over(duel: Duel) -> Callable[[], bool]:
     return check
 
 
-@pytest.mark.slow
+@pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_a_short_sprt_test_and_a_challenge_run_through_a_real_worker(
     worker: Callable[[], str], user: Any, other_user: Any, settings: Any

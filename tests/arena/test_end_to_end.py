@@ -25,7 +25,7 @@ from arena.ratings.tasks import refresh_ratings
 from tests.arena.conftest import BOTS, make_version, wait_for, zipped_folder
 
 
-@pytest.mark.slow
+@pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_upload_check_rate_and_download_through_a_real_worker(
     worker: Callable[[], str], user: Any, settings: Any
@@ -101,7 +101,7 @@ def test_upload_check_rate_and_download_through_a_real_worker(
     assert record.headers["White"] in (mine.label, anchor.label)
 
 
-@pytest.mark.slow
+@pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_the_ladder_plays_colour_reversed_pairs_from_one_opening_through_a_real_worker(
     worker: Callable[[], str], user: Any, other_user: Any, settings: Any

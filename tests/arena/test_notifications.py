@@ -375,7 +375,7 @@ def private_webhooks_for_the_worker(worker_env: dict[str, str]) -> None:
     worker_env["ARENA_WEBHOOK_ALLOW_PRIVATE"] = "1"
 
 
-@pytest.mark.slow
+@pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_a_finished_check_reaches_the_owners_webhook_through_a_real_worker(
     private_webhooks_for_the_worker: None,
@@ -407,7 +407,7 @@ def quick_retries_for_the_worker(worker_env: dict[str, str]) -> None:
     worker_env["ARENA_NOTIFY_RETRY_DELAY"] = "1"
 
 
-@pytest.mark.slow
+@pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_the_delivery_task_retries_after_a_500_in_a_real_worker(
     quick_retries_for_the_worker: None,

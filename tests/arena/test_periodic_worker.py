@@ -58,7 +58,7 @@ def scheduler(worker_env: dict[str, str], tmp_path: Path) -> Iterator[Callable[[
 SWEEP = "arena.jobs.tasks.sweep"
 
 
-@pytest.mark.slow
+@pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_the_sweeper_keeps_its_interval_behind_a_backlog_of_slow_matches(
     worker: Callable[[], str], scheduler: Callable[[], str], user: Any, anchor: Any

@@ -1,6 +1,9 @@
 """A worker killed with SIGKILL in the middle of a game, on real workers: when it starts again
 it queues its match again at once (not waiting for the heartbeat to go stale) and reaps the
-bots it left frozen on the host; the match is then played to the end, counted once."""
+bots it left frozen on the host; the match is then played to the end, counted once.
+
+The test looks only at the bots of the worker it started (another arena on the host may be
+playing games under the same slot uids meanwhile)."""
 
 from __future__ import annotations
 
@@ -19,8 +22,15 @@ import pytest
 
 from arena.games.models import Match
 from arena.ratings.models import PairStats
-from arena.referee.sandbox import SandboxSettings, processes_of_uids
-from tests.arena.conftest import DEADLINE_S, QUEUE, TEST_BOTS, make_version
+from arena.referee.sandbox.procfs import real_uid
+from tests.arena.conftest import (
+    DEADLINE_S,
+    QUEUE,
+    TEST_BOTS,
+    adopting_orphans,
+    bots_started_here,
+    make_version,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 S = Match.Status
@@ -70,10 +80,12 @@ def restartable(worker_env: dict[str, str], tmp_path: Path) -> Iterator[Worker]:
     # Only the start-up can queue the match again: its heartbeat stays fresh for an hour.
     env = dict(worker_env, ARENA_MATCH_STALE_AFTER="3600")
     w = Worker(env, tmp_path / "worker.log", f"restartable-{uuid.uuid4().hex[:6]}@%h")
-    try:
-        yield w
-    finally:
-        w.stop()
+    # The killed worker's bots stay this process's descendants.
+    with adopting_orphans():
+        try:
+            yield w
+        finally:
+            w.stop()
 
 
 def until(what: str, done: Any, worker: Worker) -> None:
@@ -84,10 +96,9 @@ def until(what: str, done: Any, worker: Worker) -> None:
         time.sleep(0.2)
 
 
-def slot_processes() -> set[int]:
-    s = SandboxSettings()
-    found = processes_of_uids(range(s.first_uid, s.first_uid + s.slots))
-    return {pid for pids in found.values() for pid in pids}
+def alive(pids: set[int]) -> set[int]:
+    """Those of ``pids`` still running as the uid they ran as (not ended, not a zombie)."""
+    return {pid for pid in pids if real_uid(pid) is not None}
 
 
 def frozen(pid: int) -> bool:
@@ -111,7 +122,7 @@ def frozen(pid: int) -> bool:
     return False
 
 
-@pytest.mark.slow
+@pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_a_killed_worker_takes_its_match_back_and_reaps_its_bots_when_it_starts_again(
     restartable: Worker, user: Any, anchor: Any
@@ -125,21 +136,21 @@ def test_a_killed_worker_takes_its_match_back_and_reaps_its_bots_when_it_starts_
         status=S.PENDING,
         white=anchor,
         black=slow,
-        time_control="30+0",
+        time_control="10+0",
         seed=3,
     )
-    before = slot_processes()
     services.queue_pending([m.pk])
     restartable.start()
-    # The random bot (white) has moved and is frozen while the slow one thinks (30 s).
+    # The random bot (white) has moved and is frozen while the slow one thinks: 10 s, then it
+    # loses on time (ample to see it and kill the worker; each attempt costs as much).
     until(
         "the slow bot's turn",
-        lambda: any(frozen(pid) for pid in slot_processes() - before),
+        lambda: any(frozen(pid) for pid in bots_started_here()),
         restartable,
     )
-    left = slot_processes() - before
+    left = bots_started_here()
     restartable.kill()
-    assert slot_processes() & left, "the killed worker's bots outlived it"
+    assert alive(left), "the killed worker's bots outlived it"
 
     restartable.start()
     until(
@@ -157,7 +168,7 @@ def test_a_killed_worker_takes_its_match_back_and_reaps_its_bots_when_it_starts_
         restartable,
     )
     # Reaped at the start, before the match was sent again (not by the next game's sandbox).
-    assert not (slot_processes() & left), "the dead worker's bots were not reaped"
+    assert not alive(left), "the dead worker's bots were not reaped"
     until(
         "the match played again",
         lambda: Match.objects.filter(pk=m.pk, status=S.FINISHED).exists(),

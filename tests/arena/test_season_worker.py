@@ -31,7 +31,7 @@ def page(user: Any, url: str) -> str:
     return client.get(url).content.decode()
 
 
-@pytest.mark.slow
+@pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_a_failing_versions_owner_is_warned_told_once_and_alone_reads_its_log(
     worker: Callable[[], str], user: Any, other_user: Any, settings: Any

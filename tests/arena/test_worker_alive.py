@@ -40,6 +40,7 @@ def compose_health_check(path: Path) -> Callable[[], int]:
     return lambda: subprocess.run(["sh", "-c", command], check=False).returncode
 
 
+@pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_a_worker_keeps_its_alive_file_fresh_and_the_health_check_reads_it(
     worker: Callable[[], str], alive_file: Path

@@ -26,6 +26,7 @@ def sessions_opened() -> int:
         return int(cursor.fetchone()[0])
 
 
+@pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_a_worker_plays_game_after_game_on_the_same_database_connection(
     worker: Callable[[], str], user: Any
@@ -45,6 +46,7 @@ def test_a_worker_plays_game_after_game_on_the_same_database_connection(
     assert sessions_opened() - before <= 3, worker()
 
 
+@pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_a_worker_whose_sessions_were_ended_plays_its_next_game_at_once(
     worker: Callable[[], str], user: Any

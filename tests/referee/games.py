@@ -8,6 +8,7 @@ import engine
 from arena.referee import GameConfig, GameResult, Referee, TimeControl
 from arena.referee.bots import BotSpec
 from arena.referee.sandbox import Sandbox
+from arena.referee.sandbox.procfs import real_uid
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 BOTS = ROOT / "bots"
@@ -46,13 +47,16 @@ def check_record(result: GameResult) -> None:
     assert engine.Record.parse(result.record_text(long=False)).actions == parsed.actions
 
 
-def processes_with_cmdline(fragment: bytes) -> list[int]:
-    """Host pids whose command line contains ``fragment``."""
+def processes_with_cmdline(fragment: bytes, uids: range | None = None) -> list[int]:
+    """Host pids whose command line contains ``fragment`` (and that run as one of ``uids``:
+    the test's own slots, when a sandboxed bot started them)."""
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                if fragment in (entry / "cmdline").read_bytes():
+                if fragment in (entry / "cmdline").read_bytes() and (
+                    uids is None or real_uid(int(entry.name)) in uids
+                ):
                     found.append(int(entry.name))
             except OSError:
                 pass

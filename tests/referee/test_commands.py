@@ -7,6 +7,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -20,15 +21,15 @@ from .games import BOTS, ROOT, TEST_BOTS
 
 
 @pytest.fixture(autouse=True)
-def sandbox_dir(tmp_path_factory, settings):
-    """Commands keep their sandbox state in a test folder (reachable by the slot uids)."""
-    directory = tmp_path_factory.mktemp("sandbox")
-    for p in (directory, *directory.parents):
-        if str(p).startswith("/tmp/pytest-of"):
-            p.chmod(0o711)
+def sandbox_dir(settings):
+    """Commands keep their sandbox state in a test folder of their own, reachable by the slot
+    uids (pytest's own folders are not: any pytest starting on the host makes them 0700)."""
+    directory = Path(tempfile.mkdtemp(prefix="yinsh-commands-"))
+    directory.chmod(0o711)
     settings.SANDBOX_STATE_DIR = directory
     settings.BOT_BUILD_DIR = directory / "builds"
-    return directory
+    yield directory
+    shutil.rmtree(directory, ignore_errors=True)
 
 
 def run(*args: str) -> str:

@@ -23,7 +23,7 @@ import engine
 from arena.referee.bots import BotSpec
 from arena.referee.outcomes import Failure
 from arena.referee.sandbox import processes_of_uids
-from tests.conftest import GAMES_FIRST_UID, GAMES_SLOTS, skip_unless_required
+from tests.conftest import games_uids, skip_unless_required
 
 from .conftest import HostListeners
 from .games import TEST_BOTS, builtin, check_record, play
@@ -140,8 +140,7 @@ def test_the_orphan_of_a_hostile_bot_is_gone_after_the_match(full_sandbox, tmp_p
     grandchild = json.loads(result.transcript["players"]["white"]["stderr_tail"].splitlines()[0])
     assert grandchild["act"] == "orphan"
     # The game is over and the sandbox still open: not one process of any bot slot is left.
-    uids = range(GAMES_FIRST_UID, GAMES_FIRST_UID + GAMES_SLOTS)
-    assert not processes_of_uids(uids)
+    assert not processes_of_uids(games_uids())
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ import pytest
 
 import engine
 from arena.referee.outcomes import Failure as F
+from tests.conftest import games_uids
 
 from .games import bot_of, builtin, check_record, play, processes_with_cmdline
 
@@ -75,7 +76,7 @@ def test_a_detached_grandchild_does_not_outlive_the_game(full_sandbox):
     assert result.outcome.termination is F.CRASH
     assert "white exited at ply 7 (exit code 0)" in result.reason
     assert "grandchild detached" in result.transcript["players"]["white"]["stderr_tail"]
-    assert processes_with_cmdline(b"sleep\x0086399") == []
+    assert processes_with_cmdline(b"sleep\x0086399", games_uids()) == []
 
 
 def test_the_stderr_tail_of_a_crash_is_in_the_transcript(full_sandbox):

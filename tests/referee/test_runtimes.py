@@ -126,10 +126,11 @@ def test_a_tool_without_a_version_says_so(tmp_path: Path) -> None:
 
 
 def test_a_tool_that_hangs_is_stopped_with_its_children(tmp_path: Path) -> None:
-    fake_tool(tmp_path, "slow", "/bin/sleep 613.25 & wait")
+    seconds = f"613.{os.getpid()}"  # this run's own, to be looked for
+    fake_tool(tmp_path, "slow", f"/bin/sleep {seconds} & wait")
     found = probe_tool(("slow", "--version"), path=str(tmp_path), timeout=0.5)
     assert found.line == "timed out after 0.5 s"
-    assert not processes_with_cmdline(b"613.25"), "the tool's child survived"
+    assert not processes_with_cmdline(seconds.encode()), "the tool's child survived"
 
 
 def test_the_probe_finds_python_on_this_host() -> None:

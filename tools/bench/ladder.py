@@ -233,14 +233,14 @@ class _Sampler(threading.Thread):
         self.session = session
         self.most = 0
         self.rss_mib: dict[str, float] = {}
-        self._stop = threading.Event()
+        self._done = threading.Event()
 
     def stop(self) -> None:
-        self._stop.set()
+        self._done.set()
         self.join()
 
     def run(self) -> None:
-        while not self._stop.wait(0.5):
+        while not self._done.wait(0.5):
             seen = 0
             for proc in Path("/proc").iterdir():
                 if not proc.name.isdigit():

@@ -19,6 +19,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -28,6 +29,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from arena.bots import services as bots
+from arena.celery import app as celery_app
 from arena.jobs import claims
 
 #: Seconds the children get to stop after SIGTERM before they are killed.
@@ -65,6 +67,10 @@ class Command(BaseCommand):
         self._sandbox_report()
         for v in bots.register_builtin_bots():
             self.stdout.write(f"registered built-in bot {v.label}; its check is queued")
+        declare_queues(
+            [settings.PERIODIC_QUEUE, settings.CELERY_TASK_DEFAULT_QUEUE],
+            str(settings.CELERY_BROKER_URL),
+        )
         if str(settings.CELERY_BROKER_URL).startswith("sqla+"):
             # The embedded broker loses the messages a killed worker had taken: send the
             # waiting work again (the claims make duplicates harmless).
@@ -194,6 +200,21 @@ class Command(BaseCommand):
             except ProcessLookupError:
                 pass
             child.wait()
+
+
+def declare_queues(names: Iterable[str], url: str) -> None:
+    """Declare the queues ``names`` on the broker at ``url``, from this one process.
+
+    The embedded broker (kombu's SQLAlchemy transport) makes its tables and a queue's row on
+    first use, with no lock between processes: the worker and the scheduler's worker starting
+    at once on a new broker file can both try, and one of them dies (``UNIQUE constraint
+    failed: kombu_queue.name``). Declared here first, the children only read them. On Redis
+    declaring a queue does nothing.
+    """
+    with celery_app.connection_for_write(url) as conn:
+        channel: Any = conn.default_channel  # a kombu virtual channel (SQLAlchemy, Redis)
+        for name in names:
+            channel.queue_declare(queue=name)
 
 
 def _describe_db() -> str:
