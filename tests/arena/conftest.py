@@ -37,7 +37,7 @@ from arena.bots import services as bot_services
 from arena.bots import store
 from arena.bots.models import Bot, BotVersion
 from arena.celery import app as celery_app
-from arena.games.management.commands.runarena import declare_queues
+from arena.local.management.commands.runarena import declare_queues
 from arena.referee.sandbox import SandboxSettings
 from arena.referee.sandbox.procfs import descendants, proc_table, real_uid
 
@@ -79,7 +79,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 def _queues_declared() -> None:
     """This run's queues (and the broker file's tables), declared once before any test starts
     a worker: workers starting at once in a new broker file could each try to make them, and
-    one would die (see :func:`~arena.games.management.commands.runarena.declare_queues`)."""
+    one would die (see :func:`~arena.local.management.commands.runarena.declare_queues`)."""
     declare_queues([QUEUE, f"{QUEUE}.periodic"], BROKER_URL)
 
 

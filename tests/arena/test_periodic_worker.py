@@ -27,7 +27,7 @@ S = Match.Status
 def scheduler(worker_env: dict[str, str], tmp_path: Path) -> Iterator[Callable[[], str]]:
     """``celery worker --beat`` on this run's periodic queue, as runarena and compose start
     it, sweeping every second; yields a function returning its log (whole)."""
-    from arena.games.management.commands.runarena import SCHEDULER_WORKER
+    from arena.local.management.commands.runarena import SCHEDULER_WORKER
 
     env = dict(worker_env, ARENA_SWEEP_INTERVAL="1", ARENA_LADDER_INTERVAL="3600")
     log = tmp_path / "scheduler.log"

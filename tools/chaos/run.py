@@ -46,9 +46,9 @@ from django.db import DatabaseError, InterfaceError, connections
 from arena.bots import services as bots
 from arena.bots.models import BotVersion
 from arena.celery import app as celery_app
-from arena.games.management.commands.runarena import SCHEDULER_WORKER
 from arena.games.models import Match
 from arena.jobs import startup
+from arena.local.management.commands.runarena import SCHEDULER_WORKER
 from arena.tournaments import services as tournaments
 from arena.tournaments.models import Tournament
 from tools import ToolError
