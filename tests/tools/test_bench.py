@@ -15,7 +15,7 @@ from arena.bots.models import Bot
 from arena.games.models import Match
 from arena.ratings.models import Rating, RatingPoint
 from tools.bench import __main__ as bench
-from tools.bench import arena, data, startup
+from tools.bench import arena, data, ladder, startup
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -72,3 +72,31 @@ def test_the_startup_benchmark_reports_the_bare_interpreter_and_the_bots(
     assert "bare python3 -c" in out
     for name in ("random", "greedy", "search"):
         assert f"{name} (SDK compiled)" in out and f"{name} (SDK as sources)" in out
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_the_ladder_benchmark_splits_a_games_time_through_a_real_worker(
+    worker_env: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Its worker (started by the benchmark, on a queue of its own) sees this test's database,
+    broker and bot store."""
+    names = ("DATABASE_URL", "ARENA_CELERY_BROKER_URL", "ARENA_BOT_CACHE", "ARENA_VAR_DIR")
+    for name in names:
+        if name in worker_env:
+            monkeypatch.setenv(name, worker_env[name])
+    from arena.celery import app as celery_app
+
+    queue = celery_app.conf.task_default_queue
+    try:
+        assert ladder.main(["--games", "2", "--bots", "random", "random", "--time", "5+0.05"]) == 0
+    finally:
+        celery_app.conf.task_default_queue = queue
+    out = capsys.readouterr().out
+    assert "2 games random vs random at 5+0.05" in out
+    assert "the arena's overhead: " in out and "% of its wall time" in out
+    assert "games/min with 1 pool process(es)" in out
+    assert "the worker's Python processes (bots left out): 2;" in out
+    assert not Bot.objects.filter(name__startswith=ladder.PREFIX).exists()  # removed
