@@ -150,13 +150,7 @@ def _full(white: BotVersion, black: BotVersion, n: int, c: int, variant: str) ->
             claims.dispatch(m)
             ids.append(m.pk)
     with Worker(queue, c) as worker:
-        done = Match.objects.filter(pk__in=ids, status__in=["finished", "aborted"])
-        deadline = time.monotonic() + 3600
-        while done.count() < n:
-            worker.check()
-            if time.monotonic() > deadline:
-                raise ToolError("the worker did not finish within an hour")
-            time.sleep(0.5)
+        worker.play(ids)
     # Steady state: from the end of the first game (the worker's start-up and its sandbox's
     # probe are behind it, as the bare referee's warm-up game is) to the end of the last.
     span = Match.objects.filter(pk__in=ids).aggregate(a=Min("finished_at"), b=Max("finished_at"))

@@ -29,7 +29,6 @@ import re
 import statistics
 import tempfile
 import threading
-import time
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -186,13 +185,7 @@ def _play(versions: list[BotVersion], n: int, c: int, tc: str, variant: str) -> 
         with Worker(queue, c, log, loglevel="INFO") as worker:
             sampler = _Sampler(worker.pid)
             sampler.start()
-            done = Match.objects.filter(pk__in=ids, status__in=["finished", "aborted"])
-            deadline = time.monotonic() + 3600
-            while done.count() < n:
-                worker.check()
-                if time.monotonic() > deadline:
-                    raise ToolError("the worker did not finish within an hour")
-                time.sleep(0.5)
+            worker.play(ids)
             sampler.stop()
         tasks = Tasks.read(log.read_text(errors="replace").splitlines())
     aborted = Match.objects.filter(pk__in=ids, status="aborted").count()

@@ -8,12 +8,14 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from types import TracebackType
 from typing import IO
 
 from django.conf import settings
 
+from arena.games.models import Match
 from tools import ToolError
 
 
@@ -58,6 +60,16 @@ class Worker:
         assert self._proc is not None
         if self._proc.poll() is not None:
             raise ToolError(f"the worker exited ({self._proc.returncode})")
+
+    def play(self, match_ids: list[int], timeout: float = 3600.0) -> None:
+        """Wait until every one of these matches is finished or aborted."""
+        done = Match.objects.filter(pk__in=match_ids, status__in=["finished", "aborted"])
+        deadline = time.monotonic() + timeout
+        while done.count() < len(match_ids):
+            self.check()
+            if time.monotonic() > deadline:
+                raise ToolError(f"the worker did not finish within {timeout:.0f} s")
+            time.sleep(0.5)
 
     def __exit__(
         self,
