@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
-from arena.games.management.commands import runarena
+from arena.local.management.commands import runarena
 
 ROOT = Path(__file__).resolve().parents[2]
 DEADLINE_S = 600  # generous: nothing here measures speed
