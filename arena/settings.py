@@ -207,7 +207,7 @@ CELERY_TASK_DEFAULT_QUEUE = env_str("ARENA_CELERY_QUEUE", "arena")
 #: workers list it first too.
 PERIODIC_QUEUE = f"{CELERY_TASK_DEFAULT_QUEUE}.periodic"
 #: A task not acknowledged within this many seconds is delivered again (Redis); every task's
-#: hard time limit stays below it (tests/arena/test_limits.py checks this).
+#: hard time limit stays below it (tests/arena/test_celery_config.py checks this).
 CELERY_VISIBILITY_TIMEOUT = env_int("ARENA_VISIBILITY_TIMEOUT", 4 * 3600)
 CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, object] = {
     "visibility_timeout": CELERY_VISIBILITY_TIMEOUT

@@ -47,9 +47,9 @@ def _no_idle_limit_in_tests(sender: Any, connection: Any, **kwargs: Any) -> None
 
 connection_created.connect(_no_idle_limit_in_tests, dispatch_uid="tests-no-idle-limit")
 
-# The bots under tests/bots/ are programs, not test modules: importing one to look for
+# The bots under tests/data/bots/ are programs, not test modules: importing one to look for
 # doctests would run it (a fork bomb, a bot that waits for ever on its input...).
-collect_ignore_glob = ["bots/*"]
+collect_ignore_glob = ["data/bots/*"]
 
 
 def _turns_lock() -> Path | None:

@@ -334,3 +334,26 @@ def test_the_statistics_import_only_numpy_and_scipy():
                 assert name.startswith("arena.stats."), where
             else:
                 assert name.split(".")[0] in allowed, where
+
+
+#: The libraries of arena/ without Django: their tests sit beside the engine's (tests/referee,
+#: tests/stats), where no database is set up for them (the VM runs the referee's).
+LIBRARIES = {"referee", "stats"}
+
+
+def test_the_tests_mirror_the_apps() -> None:
+    """Each folder of tests/arena/ is named after a package of arena/ (the pages' browser tests
+    in web/browser), and each library of arena/ has its tests in tests/<name>/: the tests of
+    ``arena/duels`` are in ``tests/arena/duels``."""
+    packages = {p.parent.name for p in (ROOT / "arena").glob("*/__init__.py")}
+    folders = {p.name for p in (ROOT / "tests" / "arena").iterdir() if (p / "__init__.py").exists()}
+    assert folders <= packages - LIBRARIES, f"named after no app: {folders - packages}"
+    for name in LIBRARIES:
+        assert not (ROOT / "arena" / name / "apps.py").exists(), f"arena/{name} is an app"
+        assert any((ROOT / "tests" / name).glob("test_*.py")), f"no tests/{name}/"
+    nested = [
+        p.relative_to(ROOT).as_posix()
+        for p in (ROOT / "tests" / "arena").glob("*/*/")
+        if p.name != "__pycache__"
+    ]
+    assert nested == ["tests/arena/web/browser"]

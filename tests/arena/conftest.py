@@ -43,7 +43,7 @@ from arena.referee.sandbox.procfs import descendants, proc_table, real_uid
 
 ROOT = Path(__file__).resolve().parents[2]
 BOTS = ROOT / "bots"
-TEST_BOTS = ROOT / "tests" / "bots"
+TEST_BOTS = ROOT / "tests" / "data" / "bots"
 
 #: Everything a test run writes outside the database lives here (removed at the end).
 RUN_DIR = Path(tempfile.mkdtemp(prefix="arena-tests-"))

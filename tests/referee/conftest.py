@@ -162,7 +162,7 @@ class HostListeners:
     abstract: str
 
     def env(self, *, unix_paths: tuple[str, ...] = ()) -> tuple[tuple[str, str], ...]:
-        """The environment of tests/bots/hostile/network_client aimed at these servers (and at
+        """The environment of tests/data/bots/hostile/network_client aimed at these servers (and at
         ``unix_paths``, places where a bot might see the socket file)."""
         return (
             ("NETWORK_TCP", json.dumps(self.tcp)),

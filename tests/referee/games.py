@@ -12,7 +12,7 @@ from arena.referee.sandbox.procfs import real_uid
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 BOTS = ROOT / "bots"
-TEST_BOTS = ROOT / "tests" / "bots"
+TEST_BOTS = ROOT / "tests" / "data" / "bots"
 VARIANTS = ("yinsh", "blitz", "yangsh", "yangsh7")
 
 

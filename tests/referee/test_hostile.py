@@ -1,4 +1,4 @@
-"""Hostile bots (tests/bots/hostile/) in real sandboxed matches against the random bot.
+"""Hostile bots (tests/data/bots/hostile/) in real sandboxed matches against the random bot.
 
 The hostile bots do their act at start-up and report what happened as JSON lines; they do not
 speak the protocol. Each is played through a small adapter (copied beside it) that reads

@@ -1,4 +1,4 @@
-"""Misbehaving bots (tests/bots/protocol/) in real sandboxed games: each loses cleanly.
+"""Misbehaving bots (tests/data/bots/protocol/) in real sandboxed games: each loses cleanly.
 
 Each plays White against the random bot. The sandbox fixtures check, when a test ends, that no
 process, cgroup or staged folder of any bot is left.

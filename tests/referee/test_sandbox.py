@@ -1,4 +1,4 @@
-"""The sandbox against real hostile programs (tests/bots/hostile) and honest ones (honest/).
+"""The sandbox against real hostile programs (tests/data/bots/hostile) and honest ones (honest/).
 
 Each hostile bot does its act at start-up and reports what it achieved as JSON lines on its
 standard output; the tests assert that the sandbox stopped it, that the sandbox reports the
@@ -59,7 +59,7 @@ from tests.referee.conftest import (
 )
 
 ROOT = Path(__file__).resolve().parents[2]
-BOTS = ROOT / "tests" / "bots"
+BOTS = ROOT / "tests" / "data" / "bots"
 FULL = ProtectionLevel.FULL
 NAMESPACE = ProtectionLevel.NAMESPACE
 NONE = ProtectionLevel.NONE
@@ -167,7 +167,7 @@ def echo_round_trip(bot: BotProcess) -> dict[str, Any]:
 
 
 def compile_c_bot(target: Path) -> Path:
-    """Compile tests/bots/honest/c_echo into ``target`` (a folder the slot uids cannot reach)."""
+    """Compile tests/data/bots/honest/c_echo into ``target`` (a folder no slot uid can reach)."""
     source = bot_folder("honest", "c_echo")
     target.mkdir()
     shutil.copy(source / "bot.toml", target / "bot.toml")

@@ -100,7 +100,7 @@ def test_a_bot_holds_its_lease_and_no_reference_to_its_sandbox(
     make_sandbox: Callable[..., Sandbox],
 ) -> None:
     sandbox = make_sandbox(level=ProtectionLevel.FULL, slots=1)
-    folder = ROOT / "tests" / "bots" / "honest" / "echo"
+    folder = ROOT / "tests" / "data" / "bots" / "honest" / "echo"
     bot = sandbox.launch(folder, ["python3", "main.py"])
     assert isinstance(bot, BotProcess)
     assert not any(isinstance(value, Sandbox) for value in vars(bot).values())

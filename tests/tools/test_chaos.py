@@ -16,8 +16,8 @@ from arena.jobs import claims
 from arena.ratings.models import PairStats
 from arena.tournaments.models import Tournament
 from tests.arena.conftest import adopting_orphans, bots_started_here, make_version
-from tests.arena.test_matches import fake_result, queued_match
-from tests.arena.test_tournaments import start
+from tests.arena.games.test_matches import fake_result, queued_match
+from tests.arena.tournaments.test_tournaments import start
 from tools import ToolError
 from tools.chaos import run
 from tools.chaos.accounting import Recoveries, Tally, tally

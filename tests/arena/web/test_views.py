@@ -1,0 +1,375 @@
+"""The site's pages and downloads, called through Django's test client."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from typing import Any
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+
+from arena.bots.models import Bot, BotVersion
+from arena.games import privacy, services
+from arena.games.models import Match, MatchRecord
+from arena.ratings import services as ratings
+from arena.tournaments.models import Tournament
+from tests.arena.conftest import BOTS, make_version, zipped_folder
+from tests.arena.games.test_matches import queued_match
+
+
+def logged_in(user: Any) -> Client:
+    c = Client()
+    c.force_login(user)
+    return c
+
+
+@pytest.fixture
+def real_match(user: Any, anchor: Any) -> Match:
+    """A real game played by the referee (no worker), ratings fitted."""
+    v = make_version(user, "alpha", folder=BOTS / "greedy")
+    m = queued_match(v, anchor, variant="yinsh")
+    assert services.play(m.pk) == "finished"
+    ratings.refresh("yinsh")
+    return Match.objects.get(pk=m.pk)
+
+
+@pytest.mark.django_db
+def test_public_pages_render(real_match: Match) -> None:
+    c = Client()
+    for url in (
+        "/",
+        "/leaderboard/yinsh/",
+        "/leaderboard/blitz/",
+        "/leaderboard/yinsh/?all=1",
+        "/bots/",
+        "/bots/alpha/",
+        "/bots/random/",
+        "/matches/",
+        "/matches/?variant=yinsh&status=finished",
+        f"/matches/{real_match.pk}/",
+        "/tournaments/",
+        "/accounts/login/",
+        "/accounts/signup/",
+        "/healthz",
+    ):
+        r = c.get(url)
+        assert r.status_code == 200, url
+    assert c.get("/leaderboard/").status_code == 302
+    assert c.get("/leaderboard/chess/").status_code == 404
+    assert c.get("/bots/nobody/").status_code == 404
+
+
+def test_the_pages_static_files_are_found() -> None:
+    from django.contrib.staticfiles import finders
+
+    for name in ("arena/site.css", "arena/board.js", "arena/board.css"):
+        assert finders.find(name), name
+
+
+@pytest.mark.django_db
+def test_the_leaderboard_shows_rank_bot_version_owner_elo_games_and_score(
+    real_match: Match,
+) -> None:
+    page = Client().get("/leaderboard/yinsh/").content.decode()
+    for text in ("alpha", "v1", "alice", "random", "1000", "%"):
+        assert text in page
+
+
+@pytest.mark.django_db
+def test_the_bot_page_plots_the_rating_history(real_match: Match) -> None:
+    page = Client().get("/bots/alpha/").content.decode()
+    assert "<svg" in page and "polyline" in page and "alpha v1" in page
+    assert f"/matches/{real_match.pk}/" in page
+
+
+@pytest.mark.django_db
+def test_the_bot_page_and_list_show_the_variants_each_version_plays(user: Any) -> None:
+    old = make_version(user, "classic", status=BotVersion.Status.RETIRED)
+    make_version(user, "classic", variants=["yinsh", "blitz"])
+    BotVersion.objects.filter(bot__name="classic").update(declared_name="classic")
+    make_version(user, "waiting", status=BotVersion.Status.PENDING)
+    page = Client().get("/bots/classic/").content.decode()
+    assert "· plays YINSH, Blitz YINSH</p>" in page  # the active version, under the title
+    v1 = page[page.index(f'id="v{old.number}"') :]
+    v2 = page[page.index('id="v2"') : page.index(f'id="v{old.number}"')]
+    assert "plays YINSH, Blitz YINSH" in v2 and "plays every variant" in v1
+    rows = Client().get("/bots/").content.decode()
+    assert "<td>YINSH, Blitz YINSH</td>" in rows
+    assert "<td>\N{EN DASH}</td>" in rows  # waiting: no active version
+
+
+@pytest.mark.django_db
+def test_the_match_page_embeds_the_replay_and_the_moves(real_match: Match) -> None:
+    page = Client().get(f"/matches/{real_match.pk}/").content.decode()
+    assert f'data-replay-url="/matches/{real_match.pk}/replay.json"' in page
+    assert "arena/board.js" in page and "arena/board.css" in page
+    assert real_match.reason in page and real_match.termination in page
+    first_turn = MatchRecord.objects.get(match=real_match).record.split("\n\n")[1].split()[0]
+    assert first_turn.split(".", 1)[1] in page
+    replay = Client().get(f"/matches/{real_match.pk}/replay.json").json()
+    assert len(replay["frames"]) == real_match.plies
+
+
+@pytest.mark.django_db
+def test_downloads_byte_match_the_records(real_match: Match) -> None:
+    import engine
+
+    data = MatchRecord.objects.get(match=real_match)
+    c = Client()
+    long_ = c.get(f"/matches/{real_match.pk}/record.txt")
+    assert long_.content.decode() == data.record
+    assert long_["Content-Disposition"] == f'attachment; filename="match-{real_match.pk}.txt"'
+    short = c.get(f"/matches/{real_match.pk}/record.short.txt").content.decode()
+    assert short == data.record_short
+    record = engine.Record.parse(data.record)
+    assert record.to_text(long=True) == data.record and record.to_text(long=False) == short
+    shown = json.loads(c.get(f"/matches/{real_match.pk}/transcript.json").content)
+    assert shown == privacy.transcript_for(None, real_match, data.transcript)
+    assert shown["moves"] == [
+        {k: v for k, v in m.items() if k != "info"} for m in data.transcript["moves"]
+    ]
+
+
+@pytest.mark.django_db
+def test_signing_up_logs_in_and_the_token_page_shows_a_token(django_user_model: Any) -> None:
+    c = Client()
+    r = c.post(
+        "/accounts/signup/",
+        {"username": "carol", "password1": "a-very-long-pass-9", "password2": "a-very-long-pass-9"},
+    )
+    assert r.status_code == 302
+    page = c.get("/accounts/token/").content.decode()
+    from rest_framework.authtoken.models import Token
+
+    key = Token.objects.get(user__username="carol").key
+    assert key in page
+    c.post("/accounts/token/")
+    assert not Token.objects.filter(key=key).exists()
+    assert c.post("/accounts/logout/").status_code == 302
+    assert c.get("/accounts/token/").status_code == 302  # to the login page
+
+
+@pytest.mark.django_db
+def test_uploading_through_the_site(user: Any) -> None:
+    c = logged_in(user)
+    assert c.get("/upload/").status_code == 200
+    f = SimpleUploadedFile("bot.zip", zipped_folder(BOTS / "random"))
+    r = c.post("/upload/", {"name": "webbot", "description": "", "file": f})
+    assert r.status_code == 302 and r["Location"] == "/bots/webbot/"
+    assert BotVersion.objects.get(bot__name="webbot").status == "pending"
+    r = c.post("/bots/webbot/upload/", {"file": SimpleUploadedFile("b.zip", b"garbage")})
+    assert r.status_code == 200 and "not a zip archive" in r.content.decode()
+    assert BotVersion.objects.filter(bot__name="webbot").count() == 1
+
+
+@pytest.mark.django_db
+def test_an_upload_too_large_is_refused_before_it_is_read(user: Any, settings: Any) -> None:
+    """The declared length alone refuses it (413), on the site and the API; nothing is stored."""
+    settings.BOT_UPLOAD_MAX_BYTES = 1024
+    c = logged_in(user)
+    body = b"x" * 10
+    huge = str(5 * 1024 * 1024)
+    r = c.generic("POST", "/upload/", body, "multipart/form-data; boundary=b", CONTENT_LENGTH=huge)
+    assert r.status_code == 413 and "at most" in r.content.decode()
+    r = c.generic(
+        "POST", "/api/bots/", body, "multipart/form-data; boundary=b", CONTENT_LENGTH=huge
+    )
+    assert r.status_code == 413 and "at most" in r.json()["detail"]
+    assert not BotVersion.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_description_longer_than_the_model_allows_is_refused(user: Any) -> None:
+    c = logged_in(user)
+    f = SimpleUploadedFile("bot.zip", zipped_folder(BOTS / "random"))
+    r = c.post("/upload/", {"name": "longbot", "description": "d" * 2001, "file": f})
+    assert r.status_code == 200 and "at most 2000 characters" in r.content.decode()
+    assert not Bot.objects.filter(name="longbot").exists()
+
+
+@pytest.mark.django_db
+def test_uploading_needs_a_login() -> None:
+    r = Client().get("/upload/")
+    assert r.status_code == 302 and "/accounts/login/" in r["Location"]
+
+
+@pytest.mark.django_db
+def test_others_cannot_edit_delete_or_download_a_bot(user: Any, other_user: Any) -> None:
+    make_version(user, "mine")
+    c = logged_in(other_user)
+    assert c.get("/bots/mine/edit/").status_code == 403
+    assert c.post("/bots/mine/edit/", {"description": "x"}).status_code == 403
+    assert c.post("/bots/mine/delete/").status_code == 403
+    assert c.get("/bots/mine/upload/").status_code == 403
+    assert c.get("/bots/mine/v1/source").status_code == 403
+    assert c.get("/bots/mine/v1/check.json").status_code == 403
+    assert "Check report" not in c.get("/bots/mine/").content.decode()
+    assert Bot.objects.get(name="mine").description == ""
+    owner = logged_in(user)
+    assert "Check report" in owner.get("/bots/mine/").content.decode()
+    assert owner.get("/bots/mine/v1/source").status_code == 200
+    assert owner.post("/bots/mine/edit/", {"description": "mine"}).status_code == 302
+    assert owner.post("/bots/mine/delete/").status_code == 302
+    assert not Bot.objects.filter(name="mine").exists()
+
+
+@pytest.mark.django_db
+def test_organising_pausing_and_downloading_a_tournament(user: Any, other_user: Any) -> None:
+    for name in ("a1", "b1", "c1"):
+        make_version(user, name)
+    c = logged_in(user)
+    assert c.get("/tournaments/new/").status_code == 200
+    bots = list(Bot.objects.filter(name__in=["a1", "b1", "c1"]).values_list("pk", flat=True))
+    r = c.post(
+        "/tournaments/new/",
+        {
+            "name": "Cup",
+            "variant": "yangsh",
+            "time_control": "5+0.1",
+            "games_per_pair": 2,
+            "bots": bots,
+            "rated": "on",
+        },
+    )
+    assert r.status_code == 302
+    t = Tournament.objects.get()
+    page = c.get(f"/tournaments/{t.pk}/").content.decode()
+    assert "Standings" in page and "Cross-table" in page and "0 of 6 games finished" in page
+    assert logged_in(other_user).post(f"/tournaments/{t.pk}/pause/").status_code == 403
+    assert c.post(f"/tournaments/{t.pk}/pause/").status_code == 302
+    assert Tournament.objects.get().status == "paused"
+    c.post(f"/tournaments/{t.pk}/resume/")
+    c.post(f"/tournaments/{t.pk}/cancel/")
+    assert Tournament.objects.get().status == "cancelled"
+    archive = Client().get(f"/tournaments/{t.pk}/archive.zip")
+    assert archive.status_code == 200
+    zipfile.ZipFile(io.BytesIO(archive.content)).testzip()
+
+
+@pytest.mark.django_db
+def test_an_invalid_tournament_form_shows_the_reason(user: Any) -> None:
+    for name in ("a1", "b1"):
+        make_version(user, name)
+    bots = list(Bot.objects.values_list("pk", flat=True))
+    r = logged_in(user).post(
+        "/tournaments/new/",
+        {
+            "name": "Cup",
+            "variant": "yinsh",
+            "time_control": "forever",
+            "games_per_pair": 2,
+            "bots": bots,
+        },
+    )
+    assert r.status_code == 200 and "bad time control" in r.content.decode()
+    assert not Tournament.objects.exists()
+
+
+@pytest.mark.django_db
+def test_the_tournament_form_says_what_each_bot_plays_and_refuses_a_variant_one_lacks(
+    user: Any,
+) -> None:
+    make_version(user, "a1")
+    make_version(user, "classic", variants=["yinsh", "blitz"])
+    c = logged_in(user)
+    form = c.get("/tournaments/new/").content.decode()
+    assert "classic (alice; plays only YINSH, Blitz YINSH)" in form and "a1 (alice)<" in form
+    r = c.post(
+        "/tournaments/new/",
+        {
+            "name": "Cup",
+            "variant": "yangsh",
+            "time_control": "5+0.1",
+            "games_per_pair": 2,
+            "bots": list(Bot.objects.values_list("pk", flat=True)),
+        },
+    )
+    assert r.status_code == 200
+    assert "not playing Yangsh: classic v1 plays only YINSH, Blitz YINSH" in r.content.decode()
+    assert not Tournament.objects.exists()
+
+
+@pytest.mark.django_db
+def test_the_admin_refuses_a_match_in_a_variant_a_version_does_not_play(
+    django_user_model: Any, user: Any
+) -> None:
+    admin = django_user_model.objects.create_superuser("root", "r@example.org", "pw-long-1234")
+    every = make_version(user, "every")
+    classic = make_version(user, "classic", variants=["yinsh", "blitz"])
+    fields = {
+        "kind": "ladder",
+        "status": "pending",
+        "white": every.pk,
+        "black": classic.pk,
+        "time_control": "5+0.1",
+        "seed": 1,
+        "plies": 0,
+        "attempts": 0,
+        "rated": "on",
+        "data-TOTAL_FORMS": 0,  # the record inline, empty
+        "data-INITIAL_FORMS": 0,
+    }
+    c = logged_in(admin)
+    r = c.post("/admin/games/match/add/", {**fields, "variant": "yangsh"})
+    assert r.status_code == 200 and not Match.objects.exists()
+    assert "classic v1 does not play yangsh: it plays yinsh, blitz" in r.content.decode()
+    assert c.post("/admin/games/match/add/", {**fields, "variant": "blitz"}).status_code == 302
+    assert Match.objects.get().variant == "blitz"
+
+
+@pytest.mark.django_db
+def test_the_admin_lists_every_model(django_user_model: Any) -> None:
+    admin = django_user_model.objects.create_superuser("root", "r@example.org", "pw-long-1234")
+    c = logged_in(admin)
+    for url in (
+        "/admin/bots/bot/",
+        "/admin/bots/botversion/",
+        "/admin/games/match/",
+        "/admin/ratings/pairstats/",
+        "/admin/ratings/rating/",
+        "/admin/ratings/ratingpoint/",
+        "/admin/ratings/ratingstate/",
+        "/admin/tournaments/tournament/",
+    ):
+        assert c.get(url).status_code == 200, url
+
+
+@pytest.mark.django_db
+def test_the_admin_shows_a_rating_whose_interval_is_unknown(
+    django_user_model: Any, user: Any
+) -> None:
+    from arena.ratings.models import Rating
+
+    admin = django_user_model.objects.create_superuser("root", "r@example.org", "pw-long-1234")
+    v = make_version(user, "newcomer")
+    r = Rating.objects.create(
+        variant="yinsh", version=v, elo=1000, error=None, games=1, points=0, rank=1
+    )
+    c = logged_in(admin)
+    assert c.get("/admin/ratings/rating/").status_code == 200
+    page = c.get(f"/admin/ratings/rating/{r.pk}/change/")
+    assert page.status_code == 200 and "interval unknown" in page.content.decode()
+
+
+@pytest.mark.django_db
+def test_the_admin_warns_of_held_versions_and_checks_them_again(
+    django_user_model: Any, user: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    admin = django_user_model.objects.create_superuser("root", "r@example.org", "pw-long-1234")
+    held = make_version(user, "stuck", status=BotVersion.Status.HELD)
+    c = logged_in(admin)
+    page = c.get("/admin/bots/botversion/").content.decode()
+    assert "1 version(s) are held" in page
+    assert c.get(f"/admin/bots/botversion/{held.pk}/change/").status_code == 200
+    with django_capture_on_commit_callbacks(execute=False) as sent:
+        r = c.post(
+            "/admin/bots/botversion/",
+            {"action": "recheck", "_selected_action": [held.pk]},
+            follow=True,
+        )
+    assert "1 version(s) queued for a new check" in r.content.decode()
+    held.refresh_from_db()
+    assert held.status == BotVersion.Status.PENDING and len(sent) == 1
