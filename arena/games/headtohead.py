@@ -22,24 +22,13 @@ class HeadToHeadError(Refused, ValueError):
     """Two bots that cannot be compared (a bot and itself)."""
 
 
-@dataclass(frozen=True)
-class HeadToHead:
-    """``a``'s results against ``b`` (in ``variant``, or in every variant when it is empty)."""
+@dataclass(kw_only=True)
+class HeadToHead(stats.Score):
+    """``a``'s score against ``b`` (in ``variant``, or in every variant when it is empty)."""
 
     a: Bot
     b: Bot
     variant: str
-    wins: int
-    draws: int
-    losses: int
-
-    @property
-    def games(self) -> int:
-        return self.wins + self.draws + self.losses
-
-    @property
-    def points(self) -> float:
-        return self.wins + self.draws / 2
 
     @property
     def estimate(self) -> stats.Estimate:
@@ -68,7 +57,7 @@ def head_to_head(a: Bot, b: Bot, variant: str = "") -> HeadToHead:
         .annotate(n=Count("pk"))
         .order_by()
     )
-    score = stats.Score()
+    score = HeadToHead(a=a, b=b, variant=variant)
     for white_bot, result, n in grouped:
         score.add(result, "white" if white_bot == a.pk else "black", n)
-    return HeadToHead(a, b, variant, score.wins, score.draws, score.losses)
+    return score
