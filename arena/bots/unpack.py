@@ -157,6 +157,29 @@ def _entry_parts(name: str) -> tuple[str, ...]:
     return parts
 
 
+#: What reading a damaged zip's entries raises. The archive's bytes were checked against their
+#: hash before unpacking, so these come from what the archive holds, not from the machine:
+#: ``OSError`` and ``ValueError`` are zipfile's answers to offsets that point outside the file.
+_ZIP_DAMAGE = (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, OSError, ValueError)
+_TAR_DAMAGE = (tarfile.TarError, zlib.error, EOFError, OSError, ValueError)
+
+
+class _Entry:
+    """An entry's bytes as read from its archive: the archive's damage met while reading them
+    is an :class:`UnpackError` (a failure to write them out stays what it is)."""
+
+    def __init__(self, name: str, source: IO[bytes], damage: tuple[type[Exception], ...]):
+        self.name = name
+        self.source = source
+        self.damage = damage
+
+    def read(self, n: int) -> bytes:
+        try:
+            return self.source.read(n)
+        except self.damage as e:
+            raise UnpackError(f"entry {self.name!r}: cannot be read: {e}") from None
+
+
 class _Writer:
     """Writes checked entries under ``dest``, counting files and bytes against the limits."""
 
@@ -178,7 +201,7 @@ class _Writer:
                         f"{'/'.join(parts)}: a file and a folder share a name"
                     ) from None
 
-    def file(self, name: str, parts: tuple[str, ...], source: IO[bytes], executable: bool) -> None:
+    def file(self, name: str, parts: tuple[str, ...], source: _Entry, executable: bool) -> None:
         if not parts:
             raise UnpackError(f"entry {name!r}: an empty name")
         self.files += 1
@@ -221,7 +244,7 @@ def _check_totals(files: int, total: int, packed: int, limits: Limits) -> None:
 def _unpack_zip(archive: Path, writer: _Writer) -> None:
     try:
         zf = zipfile.ZipFile(archive)
-    except (zipfile.BadZipFile, OSError) as e:
+    except _ZIP_DAMAGE as e:  # a name not the UTF-8 it says is a ValueError
         raise UnpackError(f"not a readable zip archive: {e}") from None
     with zf:
         infos = zf.infolist()
@@ -245,10 +268,12 @@ def _unpack_zip(archive: Path, writer: _Writer) -> None:
                 writer.folder(parts)
                 continue
             try:
-                with zf.open(info) as source:
-                    writer.file(info.filename, parts, source, bool(mode & 0o111))
-            except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError) as e:
+                source = zf.open(info)
+            except _ZIP_DAMAGE as e:
                 raise UnpackError(f"entry {info.filename!r}: cannot be read: {e}") from None
+            with source:
+                entry = _Entry(info.filename, source, _ZIP_DAMAGE)
+                writer.file(info.filename, parts, entry, bool(mode & 0o111))
 
 
 def _unpack_targz(archive: Path, writer: _Writer) -> None:
@@ -272,12 +297,12 @@ def _unpack_targz(archive: Path, writer: _Writer) -> None:
         raise UnpackError(f"not a readable gzip stream: {e}") from None
     try:
         tf = tarfile.open(archive, "r:gz")  # noqa: SIM115 (closed by the with below)
-    except (tarfile.TarError, OSError, EOFError, zlib.error) as e:
+    except _TAR_DAMAGE as e:
         raise UnpackError(f"not a readable tar.gz archive: {e}") from None
     with tf:
         try:
             members = tf.getmembers()
-        except (tarfile.TarError, OSError, EOFError, zlib.error) as e:
+        except _TAR_DAMAGE as e:
             raise UnpackError(f"not a readable tar.gz archive: {e}") from None
         _check_totals(len(members), sum(m.size for m in members), packed, limits)
         for m in members:
@@ -293,14 +318,16 @@ def _unpack_targz(archive: Path, writer: _Writer) -> None:
             if m.isdir():
                 writer.folder(parts)
                 continue
-            source = tf.extractfile(m)
+            try:
+                source = tf.extractfile(m)
+            except _TAR_DAMAGE as e:
+                raise UnpackError(f"entry {m.name!r}: cannot be read: {e}") from None
             if source is None:  # pragma: no cover - regular members always have data
                 raise UnpackError(f"entry {m.name!r}: no data")
             with source:
-                try:
-                    writer.file(m.name, parts, source, bool(m.mode & 0o111))
-                except (tarfile.TarError, EOFError, zlib.error) as e:
-                    raise UnpackError(f"entry {m.name!r}: cannot be read: {e}") from None
+                writer.file(
+                    m.name, parts, _Entry(m.name, source, _TAR_DAMAGE), bool(m.mode & 0o111)
+                )
 
 
 def bot_root(folder: Path) -> Path:

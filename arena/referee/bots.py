@@ -104,6 +104,8 @@ class BotSpec:
             raise BotError(f"{manifest}: not UTF-8 text") from None
         except tomllib.TOMLDecodeError as e:
             raise BotError(f"{manifest}: not valid TOML: {e}") from None
+        except RecursionError:  # tomllib reads nested arrays and tables by recursion
+            raise BotError(f"{manifest}: nested too deeply to read") from None
         name = _text(data, "name", manifest, required=True)
         if len(name) > _MAX_NAME or not name.isprintable():
             raise BotError(f"{manifest}: name must be printable, at most {_MAX_NAME} characters")

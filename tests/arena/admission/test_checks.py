@@ -23,6 +23,7 @@ from arena.jobs import claims
 from arena.ratings.models import PairStats
 from arena.referee.errors import InfrastructureError
 from arena.referee.sandbox import Sandbox, SandboxUnavailable
+from tests.arena.bots.test_unpack import zip_with_name_bytes
 from tests.arena.conftest import (
     BOTS,
     TEST_BOTS,
@@ -35,6 +36,7 @@ from tests.arena.conftest import (
 from tests.arena.games.test_matches import fake_result
 
 V = BotVersion.Status
+MANIFEST_START = b'name = "d"\ncommand = "python3 main.py"\n'
 
 
 # ----------------------------------------------------------------------------- checks
@@ -207,6 +209,31 @@ def test_an_archive_without_a_manifest_is_rejected(user: Any) -> None:
     admission.check_version(v.pk)
     v.refresh_from_db()
     assert v.status == V.REJECTED and "no bot.toml" in v.reason
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (
+            zipped({"bot.toml": MANIFEST_START + b"x = " + b"[" * 5000, "main.py": b""}),
+            "bot.toml: nested too deeply to read",
+        ),
+        (zip_with_name_bytes(b"caf\xff\xfeQQ.txt"), "not a readable zip archive"),
+    ],
+    ids=["deep-manifest", "bad-utf8-name"],
+)
+def test_what_the_unpacker_cannot_take_is_a_rejection_at_once(
+    user: Any, data: bytes, reason: str
+) -> None:
+    """A bot's own files are never the machine's fault: rejected at the first try, with a
+    plain reason and no exception's name, never held for an operator."""
+    v = submit(user, "hostile", data, "h.zip")
+    admission.check_version(v.pk)
+    v.refresh_from_db()
+    assert v.status == V.REJECTED and reason in v.reason, v.reason
+    assert v.attempts == 1
+    assert "Error" not in v.reason
 
 
 @pytest.mark.django_db

@@ -7,6 +7,7 @@ import stat
 import tarfile
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -349,3 +350,146 @@ def test_a_single_file_bot_is_made_executable(tmp_path: Path) -> None:
     )
     assert spec.path.name == "my_bot.sh"
     assert spec.path.stat().st_mode & 0o111
+
+
+# ----------------------------------------------------------------------------- hostile uploads
+# Whatever a bot's own files hold, the unpacker and the manifest reader answer with an
+# UnpackError (a rejection with its reason), never another exception: any other is taken for
+# the machine's fault, and the version would be held for an operator instead of rejected.
+
+
+def cached(tmp_path: Path, data: bytes, kind: str = ZIP) -> object:
+    import hashlib
+
+    return ensure_unpacked(
+        write(tmp_path, data),
+        sha256=hashlib.sha256(data).hexdigest(),
+        kind=kind,
+        filename="b.zip" if kind == ZIP else "b.tar.gz",
+        cache=tmp_path / "c",
+        limits=LIMITS,
+    )
+
+
+def test_a_manifest_nested_too_deeply_is_refused_with_its_reason(tmp_path: Path) -> None:
+    """tomllib reads nested arrays by recursion: 5,000 of them overflow Python's stack."""
+    data = zipped({"bot.toml": MANIFEST + b"deep = " + b"[" * 5000 + b"\n", "main.py": b""})
+    with pytest.raises(UnpackError, match=r"bot\.toml: nested too deeply"):
+        cached(tmp_path, data)
+    assert list((tmp_path / "c").iterdir()) == []
+
+
+def zip_with_name_bytes(name: bytes) -> bytes:
+    """A zip whose one entry has the UTF-8 flag and the raw ``name`` (any bytes): written with
+    a non-ASCII stand-in of that length (which sets the flag), then swapped."""
+    stand_in = "é" * (len(name) // 2) + "a" * (len(name) % 2)
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr(stand_in, b"x")
+    data = buf.getvalue()
+    assert data.count(stand_in.encode()) == 2  # the local header and the central directory
+    return data.replace(stand_in.encode(), name)
+
+
+def test_an_entry_name_that_is_not_the_utf8_it_claims_is_refused(tmp_path: Path) -> None:
+    data = zip_with_name_bytes(b"caf\xff\xfeQQ.txt")
+    with pytest.raises(UnpackError, match="not a readable zip archive"):
+        unpack_archive(write(tmp_path, data), ZIP, tmp_path / "out", LIMITS)
+    with pytest.raises(UnpackError):
+        cached(tmp_path, data)
+
+
+def valid_archives() -> dict[str, bytes]:
+    files = {"bot.toml": MANIFEST, "main.py": b"print('hi')\n" * 20, "lib/a.py": b"x = 1\n"}
+    members = []
+    for name, content in files.items():
+        info = tarfile.TarInfo(name)
+        info.size = len(content)
+        members.append((info, content))
+    return {ZIP: zipped(files), TARGZ: targz(members)}
+
+
+def only_unpack_errors(tmp_path: Path, data: bytes, kind: str) -> None:
+    """Unpack and load ``data`` as the worker does: a bot spec, or an UnpackError."""
+    import shutil
+
+    try:
+        cached(tmp_path, data, kind)
+    except UnpackError:
+        pass
+    finally:
+        shutil.rmtree(tmp_path / "c", ignore_errors=True)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", [ZIP, TARGZ])
+def test_damaged_archives_are_only_ever_refused(tmp_path_factory: Any, kind: str) -> None:
+    """Property: a valid archive with bytes overwritten, cut short or grown, and arbitrary
+    bytes, unpack to a bot or to an UnpackError, nothing else."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    base = valid_archives()[kind]
+
+    @settings(
+        max_examples=300,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(
+        edits=st.lists(
+            st.tuples(st.integers(0, len(base) - 1), st.binary(min_size=1, max_size=8)),
+            max_size=6,
+        ),
+        cut=st.integers(0, len(base)),
+        tail=st.binary(max_size=64),
+    )
+    def check(edits: list[tuple[int, bytes]], cut: int, tail: bytes) -> None:
+        data = bytearray(base)
+        for at, new in edits:
+            data[at : at + len(new)] = new
+        only_unpack_errors(tmp_path_factory.mktemp("u"), bytes(data[:cut]) + tail, kind)
+
+    check()
+
+
+@pytest.mark.slow
+def test_arbitrary_manifests_are_read_or_refused(tmp_path_factory: Any) -> None:
+    """Property: whatever ``bot.toml`` holds (text, bytes, nesting), loading it gives a bot
+    spec or an UnpackError, nothing else."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    toml_ish = st.lists(
+        st.sampled_from(["[", "]", "{", "}", "=", ",", '"', "'", "a", "1", "\n", " ", "."]),
+        max_size=400,
+    ).map("".join)
+    nested = st.integers(1, 20_000).map(lambda n: "x = " + "[" * n)
+    tables = st.integers(1, 5_000).map(lambda n: "x = " + "{a = " * n)
+
+    @settings(
+        max_examples=300,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(
+        body=st.one_of(
+            st.binary(max_size=300),
+            st.text(max_size=300).map(str.encode),
+            toml_ish.map(str.encode),
+            nested.map(str.encode),
+            tables.map(str.encode),
+        ),
+        prefix=st.booleans(),
+    )
+    def check(body: bytes, prefix: bool) -> None:
+        manifest = (MANIFEST if prefix else b"") + body
+        only_unpack_errors(
+            tmp_path_factory.mktemp("m"), zipped({"bot.toml": manifest, "main.py": b""}), ZIP
+        )
+
+    check()
