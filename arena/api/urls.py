@@ -2,7 +2,6 @@
 
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
-from rest_framework.authtoken.views import obtain_auth_token
 from rest_framework.routers import DefaultRouter
 
 from arena.api import duels, views
@@ -16,7 +15,7 @@ router.register("ratings", views.RatingViewSet, basename="api-rating")
 router.register("duels", duels.DuelViewSet, basename="api-duel")
 
 urlpatterns = [
-    path("token/", obtain_auth_token, name="api-token"),
+    path("token/", views.TokenView.as_view(), name="api-token"),
     path(
         "notifications/settings/",
         views.NotificationSettingsView.as_view(),

@@ -21,6 +21,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, permissions, serializers, status, viewsets
 from rest_framework import views as drf_views
+from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.decorators import action
 from rest_framework.exceptions import (
     APIException,
@@ -29,12 +30,13 @@ from rest_framework.exceptions import (
     PermissionDenied,
     ValidationError,
 )
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
 from arena.api import serializers as s
+from arena.api.parsers import JSONParser
 from arena.bots import services as bots
 from arena.bots.models import Bot, BotVersion, Variant, playing
 from arena.core.errors import Refused
@@ -450,6 +452,12 @@ class NotificationTestView(drf_views.APIView):
         n = notifications.send_test(request.user)
         channels = [d.channel for d in n.deliveries.all()] if n is not None else []
         return Response({"sent": n is not None, "channels": channels}, status=202)
+
+
+class TokenView(ObtainAuthToken):
+    """A token for a username and password (DRF's view), its JSON read by the API's parser."""
+
+    parser_classes = [FormParser, MultiPartParser, JSONParser]
 
 
 @csrf_exempt

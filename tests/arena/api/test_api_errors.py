@@ -74,3 +74,53 @@ def test_the_schema_documents_401_apart_from_403() -> None:
             assert {"401", "403"} <= set(op["responses"]), (method, path)
     resume = schema["paths"]["/api/tournaments/{id}/resume/"]["post"]["responses"]["409"]
     assert resume["content"]["application/json"]["schema"]["$ref"].endswith("/Detail")
+
+
+#: Bodies that are not JSON however they look: nested 100,000 arrays deep (Python's json module
+#: reads them by recursion), and not the UTF-8 they are sent as.
+BAD_JSON = {
+    "deep": (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+    "not-utf8": (b'{"name": "caf\xff\xfe"}', "JSON parse error"),
+}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("body", list(BAD_JSON))
+@pytest.mark.parametrize("anonymous", [True, False], ids=["anonymous", "token"])
+def test_a_body_that_is_not_json_is_a_400_on_every_operation(
+    user: Any, anonymous: bool, body: str
+) -> None:
+    """Every operation of the schema that takes a body, given one of ``BAD_JSON``: a 4xx with
+    a ``detail`` (a 400 that says why where the body is read), never a server error."""
+    from drf_spectacular.generators import SchemaGenerator
+
+    data, why = BAD_JSON[body]
+    make_version(user, "deep-bot")
+    c = client_for(None if anonymous else user)
+    paths = SchemaGenerator().get_schema(request=None, public=True)["paths"]
+    real = {"name": "deep-bot", "id": "1"}
+    read = []
+    for template, operations in paths.items():
+        url = template
+        for key, value in real.items():
+            url = url.replace("{" + key + "}", value)
+        for method, operation in operations.items():
+            if "requestBody" not in operation:
+                continue
+            r = getattr(c, method)(url, data, content_type="application/json")
+            assert r.status_code < 500, (method, url, r.status_code)
+            assert r.json()["detail"], (method, url)
+            if r.status_code == 400:
+                assert why in r.json()["detail"], (method, url, r.json())
+                read.append((method, template))
+    if anonymous:
+        assert ("post", "/api/token/") in read
+    else:
+        for expected in [
+            ("post", "/api/token/"),
+            ("post", "/api/duels/"),
+            ("post", "/api/tournaments/"),
+            ("put", "/api/notifications/settings/"),
+            ("patch", "/api/bots/{name}/"),
+        ]:
+            assert expected in read
