@@ -16,6 +16,8 @@ from django.http import (
     StreamingHttpResponse,
 )
 from django.shortcuts import get_object_or_404
+from django.utils.decorators import method_decorator
+from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -454,8 +456,10 @@ class NotificationTestView(drf_views.APIView):
         return Response({"sent": n is not None, "channels": channels}, status=202)
 
 
+@method_decorator(never_cache, name="dispatch")  # as OAuth 2's token responses (RFC 6749, 5.1)
 class TokenView(ObtainAuthToken):
-    """A token for a username and password (DRF's view), its JSON read by the API's parser."""
+    """A token for a username and password (DRF's view), its JSON read by the API's parser;
+    no cache keeps the answer."""
 
     parser_classes = [FormParser, MultiPartParser, JSONParser]
 

@@ -21,6 +21,7 @@ from django.http import (
 )
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 from rest_framework.authtoken.models import Token
 
@@ -104,6 +105,7 @@ def signup(request: HttpRequest) -> HttpResponse:
     return render(request, "registration/signup.html", {"form": form})
 
 
+@never_cache  # a secret: no cache keeps it, shared or the browser's
 @login_required
 def token(request: AuthenticatedHttpRequest) -> HttpResponse:
     """Show the user's API token; POST makes a new one (the old one stops working)."""

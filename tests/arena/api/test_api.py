@@ -54,6 +54,7 @@ def test_a_token_is_obtained_with_username_and_password(user: Any) -> None:
         "/api/token/", {"username": "alice", "password": "a-long-password-1"}, format="json"
     )
     assert r.status_code == 200 and len(r.json()["token"]) == 40
+    assert "no-store" in r["Cache-Control"]  # as OAuth 2's token responses (RFC 6749, 5.1)
     bad = APIClient().post("/api/token/", {"username": "alice", "password": "x"}, format="json")
     assert bad.status_code == 400
 

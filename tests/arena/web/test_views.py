@@ -141,7 +141,9 @@ def test_signing_up_logs_in_and_the_token_page_shows_a_token(django_user_model: 
         {"username": "carol", "password1": "a-very-long-pass-9", "password2": "a-very-long-pass-9"},
     )
     assert r.status_code == 302
-    page = c.get("/accounts/token/").content.decode()
+    r = c.get("/accounts/token/")
+    page = r.content.decode()
+    assert "no-store" in r["Cache-Control"]  # a secret: kept by no cache, shared or the browser's
     from rest_framework.authtoken.models import Token
 
     key = Token.objects.get(user__username="carol").key
