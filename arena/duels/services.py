@@ -64,19 +64,30 @@ def can_cancel(user: User | AnonymousUser, duel: Duel) -> bool:
     return bool(user.is_authenticated and (user.pk == duel.created_by_id or user.is_staff))
 
 
+def _recent_challenges(user: User) -> QuerySet[Duel]:
+    """The challenges the user started in the last 24 hours."""
+    since = timezone.now() - timedelta(days=1)
+    return Duel.objects.filter(created_by=user, kind=Duel.Kind.CHALLENGE, created_at__gte=since)
+
+
 def challenges_today(user: User | AnonymousUser) -> int:
     """Challenges the user started in the last 24 hours."""
-    if not user.is_authenticated:
-        return 0
-    since = timezone.now() - timedelta(days=1)
-    return Duel.objects.filter(
-        created_by=user, kind=Duel.Kind.CHALLENGE, created_at__gte=since
-    ).count()
+    return _recent_challenges(user).count() if isinstance(user, User) else 0
 
 
 def challenges_left(user: User | AnonymousUser) -> int:
     """Challenges the user may still start today (``ARENA_CHALLENGES_PER_DAY`` a day)."""
     return max(0, settings.CHALLENGES_PER_DAY - challenges_today(user))
+
+
+def _quota_used(user: User) -> throttles.Throttled:
+    """The refusal of a challenge over the day's quota: a 429 whose ``Retry-After`` is when the
+    oldest challenge of the last 24 hours turns a day old."""
+    oldest = _recent_challenges(user).order_by("created_at").values_list("created_at", flat=True)
+    turns = oldest.first()
+    wait = (turns + timedelta(days=1) - timezone.now()).total_seconds() if turns else 1.0
+    rate = throttles.Rate(settings.CHALLENGES_PER_DAY, 86400)
+    return throttles.Throttled("challenge", rate, wait)
 
 
 # ----------------------------------------------------------------------------- checks
@@ -219,10 +230,7 @@ def start_challenge(
         # One challenge at a time per user: the quota cannot be passed by racing requests.
         User.objects.select_for_update().filter(pk=user.pk).first()
         if challenges_left(user) <= 0:
-            raise DuelError(
-                f"you have used your {settings.CHALLENGES_PER_DAY} challenges of the last 24 "
-                "hours; try again later"
-            )
+            raise _quota_used(user)
         return _start(
             Duel.Kind.CHALLENGE,
             user,

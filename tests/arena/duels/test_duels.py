@@ -11,6 +11,7 @@ from django.core.exceptions import PermissionDenied
 from django.utils import timezone
 
 from arena.bots.models import Bot, BotVersion
+from arena.core import throttles
 from arena.duels import services as duels
 from arena.duels.models import Duel, DuelPair
 from arena.duels.signals import duel_finished
@@ -321,8 +322,13 @@ def test_challenges_have_a_daily_quota(user, mine, theirs, settings):
     for _ in range(2):
         duels.start_challenge(user, mine[0], theirs, variant="yinsh", games=2)
     assert duels.challenges_left(user) == 0
-    with pytest.raises(duels.DuelError, match="used your 2 challenges"):
+    # The first of them turns a day old in 5 hours: then one more may start.
+    first = Duel.objects.order_by("created_at").first()
+    Duel.objects.filter(pk=first.pk).update(created_at=timezone.now() - timedelta(hours=19))
+    with pytest.raises(throttles.Throttled, match="at most 2 per day; try again in 5 hours") as e:
         duels.start_challenge(user, mine[0], theirs, variant="yinsh", games=2)
+    assert 5 * 3600 - 60 < e.value.wait <= 5 * 3600
+    assert e.value.headers() == {"Retry-After": str(e.value.wait)} and e.value.status == 429
     assert Duel.objects.count() == 2
     # A day later the quota is back.
     Duel.objects.update(created_at=timezone.now() - timedelta(days=1, minutes=1))

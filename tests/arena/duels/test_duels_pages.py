@@ -213,6 +213,17 @@ def test_the_api_challenges_and_refuses_anonymous_starts(user, mine, theirs):
     assert mine_not.status_code == 403
 
 
+def test_the_daily_challenge_quota_is_a_429_with_retry_after(user, mine, theirs, settings):
+    settings.CHALLENGES_PER_DAY = 1
+    data = {"kind": "challenge", "candidate": mine[0].pk, "opponent": theirs.pk, "games": 2}
+    data["variant"] = "yinsh"
+    assert client_for(user).post("/api/duels/", data, format="json").status_code == 201
+    r = client_for(user).post("/api/duels/", data, format="json")
+    assert r.status_code == 429, r.json()
+    assert 86_000 < int(r["Retry-After"]) <= 86_400
+    assert "try again in 24 hours" in r.json()["detail"]
+
+
 def test_a_games_page_links_to_its_test(user, mine):
     duel = duels.start_test(user, mine[0], mine[1], variant="yinsh")
     match = duel.matches.order_by("pk").first()
