@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from arena.bots.unpack import (
     FILE,
@@ -399,6 +401,17 @@ def test_an_entry_name_that_is_not_the_utf8_it_claims_is_refused(tmp_path: Path)
         cached(tmp_path, data)
 
 
+#: The properties' examples: the same 300 on every run (a property test that found a new case
+#: only some runs would be a flaky test).
+PROPERTY = settings(
+    max_examples=300,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=list(HealthCheck),
+)
+
+
 def valid_archives() -> dict[str, bytes]:
     files = {"bot.toml": MANIFEST, "main.py": b"print('hi')\n" * 20, "lib/a.py": b"x = 1\n"}
     members = []
@@ -426,18 +439,9 @@ def only_unpack_errors(tmp_path: Path, data: bytes, kind: str) -> None:
 def test_damaged_archives_are_only_ever_refused(tmp_path_factory: Any, kind: str) -> None:
     """Property: a valid archive with bytes overwritten, cut short or grown, and arbitrary
     bytes, unpack to a bot or to an UnpackError, nothing else."""
-    from hypothesis import HealthCheck, given, settings
-    from hypothesis import strategies as st
-
     base = valid_archives()[kind]
 
-    @settings(
-        max_examples=300,
-        deadline=None,
-        derandomize=True,
-        database=None,
-        suppress_health_check=list(HealthCheck),
-    )
+    @PROPERTY
     @given(
         edits=st.lists(
             st.tuples(st.integers(0, len(base) - 1), st.binary(min_size=1, max_size=8)),
@@ -459,9 +463,6 @@ def test_damaged_archives_are_only_ever_refused(tmp_path_factory: Any, kind: str
 def test_arbitrary_manifests_are_read_or_refused(tmp_path_factory: Any) -> None:
     """Property: whatever ``bot.toml`` holds (text, bytes, nesting), loading it gives a bot
     spec or an UnpackError, nothing else."""
-    from hypothesis import HealthCheck, given, settings
-    from hypothesis import strategies as st
-
     toml_ish = st.lists(
         st.sampled_from(["[", "]", "{", "}", "=", ",", '"', "'", "a", "1", "\n", " ", "."]),
         max_size=400,
@@ -469,13 +470,7 @@ def test_arbitrary_manifests_are_read_or_refused(tmp_path_factory: Any) -> None:
     nested = st.integers(1, 20_000).map(lambda n: "x = " + "[" * n)
     tables = st.integers(1, 5_000).map(lambda n: "x = " + "{a = " * n)
 
-    @settings(
-        max_examples=300,
-        deadline=None,
-        derandomize=True,
-        database=None,
-        suppress_health_check=list(HealthCheck),
-    )
+    @PROPERTY
     @given(
         body=st.one_of(
             st.binary(max_size=300),
