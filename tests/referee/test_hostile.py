@@ -1,20 +1,23 @@
 """Hostile bots (tests/data/bots/hostile/) in real sandboxed matches against the random bot.
 
-The hostile bots do their act at start-up and report what happened as JSON lines; they do not
+Most hostile bots do their act at start-up and report what happened as JSON lines; they do not
 speak the protocol. Each is played through a small adapter (copied beside it) that reads
 ``hello``, runs the hostile ``main.py`` in its own process with its reports sent to standard
 error, then exits with status 1. So every hostile bot loses: by ``sandbox-violation`` (with the
 sandbox's message) where the sandbox stopped it, else by ``crash`` with the report of the
-failed attempt in the stderr tail. The fixtures check that nothing of any bot is left.
+failed attempt in the stderr tail. The fixtures check that nothing of any bot is left. The
+bots in ``SPEAKING`` speak the protocol themselves: their act is in the game.
 
 Honest bots play normally in the same sandbox: the Python bots of bots/ and a compiled one.
 """
 
+import base64
 import json
 import os
 import platform
 import shutil
 import subprocess
+import urllib.parse
 from pathlib import Path
 
 import pytest
@@ -22,11 +25,11 @@ import pytest
 import engine
 from arena.referee.bots import BotSpec
 from arena.referee.outcomes import Failure
-from arena.referee.sandbox import processes_of_uids
+from arena.referee.sandbox import Sandbox, processes_of_uids
 from tests.conftest import games_uids, skip_unless_required
 
 from .conftest import HostListeners
-from .games import TEST_BOTS, builtin, check_record, play
+from .games import ROOT, TEST_BOTS, builtin, check_record, play
 
 HOSTILE = TEST_BOTS / "hostile"
 
@@ -39,6 +42,7 @@ import sys
 import traceback
 
 sys.stdin.readline()
+protocol_output = os.dup(1)  # kept open: the act's end is its exit, not the end of output
 os.dup2(2, 1)
 sys.stdin = io.StringIO("")
 try:
@@ -59,6 +63,7 @@ EXPECTED = {
     "escape_syscalls": None,
     "foreign_abi": "forbidden_syscall",
     "fork_bomb": "processes",
+    "host_paths": None,
     "memory_hog": "memory",
     "network_client": None,
     "orphan": None,
@@ -68,11 +73,14 @@ EXPECTED = {
 # What the stderr tail must show of a failed attempt (the bot's own report).
 REPORTS = {
     "escape_syscalls": '"unshare(CLONE_NEWUSER)": "EPERM"',
+    "host_paths": '"act": "host_paths"',
     "orphan": '"act": "orphan"',
     "network_client": '"reached": []',
     "snoop": '"act": "snoop"',
     "write_outside": '"/usr": "EROFS"',
 }
+# Hostile bots that speak the protocol (played as they are, each by a test of its own).
+SPEAKING = {"close_stdout"}
 
 
 def adapted(name: str, tmp_path: Path) -> BotSpec:
@@ -98,7 +106,9 @@ def secret(tmp_path):
 def test_a_hostile_bot_loses_and_leaves_nothing_behind(
     full_sandbox, tmp_path, secret, host_listeners: HostListeners, name
 ):
-    assert sorted(p.name for p in HOSTILE.iterdir() if p.is_dir()) == sorted(EXPECTED)
+    # Every hostile bot is played here, but those that attack the build (test_build.py).
+    here = [p.name for p in HOSTILE.iterdir() if p.is_dir() and not p.name.startswith("build-")]
+    assert sorted(here) == sorted([*EXPECTED, *SPEAKING])
     if name == "foreign_abi" and platform.machine() != "x86_64":
         pytest.skip("only an x86_64 kernel has a foreign system call ABI to try")
     mark = f"hostile-mark-{os.getpid()}-{name}"
@@ -133,6 +143,111 @@ def test_a_hostile_bot_loses_and_leaves_nothing_behind(
     assert "def choose" not in tail  # another bot's file was not read
     for directory in ("/var/tmp", "/dev/shm", "/tmp", "/etc", "/", str(tmp_path)):
         assert not (Path(directory) / mark).exists()
+    if name == "host_paths":
+        secrets = host_paths(box, tmp_path)
+        assert not revealed(secrets, tail), revealed(secrets, tail)
+        assert not revealed(secrets, json.dumps(white["ready"]))
+
+
+def test_a_bot_that_closes_its_output_loses_by_crash_at_once(full_sandbox):
+    """Closing standard output (then sleeping) is the end of the bot's output: a crash at
+    once, not a loss on time when the clock has run out (no other process holds the pipe)."""
+    bot = BotSpec.load(HOSTILE / "close_stdout")
+    result = play(full_sandbox(), bot, builtin("random"), time="5+0")
+    assert result.outcome.termination is Failure.CRASH, result.reason
+    assert result.fault == "white"
+    assert result.reason.startswith("white closed its output at ply 1"), result.reason
+    assert "close_stdout: closing standard output" in result.reason
+    assert result.public_reason == "white closed its output at ply 1"
+    assert result.transcript["players"]["white"]["clock_ms"] > 0
+    check_record(result)
+
+
+# -- host paths -----------------------------------------------------------------------------
+
+
+def host_paths(sandbox: Sandbox, tmp_path: Path) -> list[str]:
+    """The host folders a bot of ``sandbox`` must not learn of: the test's folders (where its
+    bot folders are), the sandbox's state and staging folders, the repository."""
+    return [
+        str(tmp_path),
+        str(tmp_path.parent),
+        tmp_path.name,
+        str(sandbox.state_dir),
+        Path(sandbox.state_dir).name,
+        str(sandbox.staging_dir),
+        str(ROOT),
+    ]
+
+
+def encodings(text: str) -> set[str]:
+    """``text`` as itself and in simple encodings a bot might use to smuggle it out: hex,
+    base64 (each of the three alignments, without the characters the neighbours decide),
+    URL quoting, reversed."""
+    raw = text.encode()
+    found = {text, raw.hex(), raw.hex().upper(), urllib.parse.quote(text), text[::-1]}
+    for skip in range(3):
+        encoded = base64.b64encode(b"\0" * skip + raw).decode()
+        found.add(encoded[4 if skip else 0 : len(encoded) - 4])
+    return {e for e in found if len(e) >= 6}
+
+
+def revealed(secrets: list[str], seen: str) -> list[str]:
+    """The secrets (or encodings of them) that occur in ``seen``."""
+    return sorted({s for s in secrets for e in encodings(s) if e in seen})
+
+
+def test_encodings_of_a_path_are_found_where_a_bot_would_put_them():
+    path = "/srv/arena/var/bot-cache/0123abcd/bot"
+    for smuggled in (
+        path,
+        path.encode().hex(),
+        base64.b64encode(b"x" + path.encode()).decode(),
+        base64.b64encode(b"xy" + path.encode() + b"z").decode(),
+        base64.b64encode(path.encode()).decode(),
+        urllib.parse.quote(path),
+        path[::-1],
+    ):
+        assert revealed([path], f"name: {smuggled}!") == [path], smuggled
+    assert revealed([path], "/bot /usr/lib/python3") == []
+
+
+def test_nothing_a_bot_can_read_names_a_host_folder(full_sandbox, tmp_path):
+    """The hostile bot dumps the mount table, the command lines, environments, descriptors
+    and memory maps of every process it sees (bubblewrap's own among them), its environment,
+    working directory and every file name it can list. None of it names a folder of the host:
+    not the bot's folder (one the slot uids can read, and a private one), nor the sandbox's
+    state and staging folders, the test's folder, the repository (where the bot library bound
+    at /opt/yinsh lives), in any simple encoding."""
+    library = tmp_path / "library"
+    library.mkdir()
+    (library / "module.py").write_text("x = 1\n")
+    for p in (tmp_path, library, library / "module.py"):
+        p.chmod(0o755)
+    box = full_sandbox(readonly_paths=((str(library), "/opt/library"),))
+    folders = [adapted("host_paths", tmp_path).path]
+    private = tmp_path / "private"
+    shutil.copytree(HOSTILE / "host_paths", private)
+    private.chmod(0o700)
+    folders.append(private)
+    secrets = [*host_paths(box, tmp_path), *(str(f.resolve()) for f in folders)]
+    for folder in folders:
+        bot = box.launch(folder, ["python3", "main.py"])
+        try:
+            output = bytearray()
+            while chunk := os.read(bot.stdout, 1 << 16):
+                output += chunk
+        finally:
+            bot.kill()
+        dump = json.loads(output)
+        assert dump["act"] == "host_paths"
+        seen = dump["seen"]
+        # It did see what there is to see (the mount table, bubblewrap as pid 1, /opt).
+        assert " /bot " in seen["/proc/self/mountinfo"]
+        assert "bwrap" in seen["/proc/1/cmdline"]
+        assert "/opt/library/module.py" in seen["files"]
+        text = output.decode()
+        assert not revealed(secrets, text), revealed(secrets, text)
 
 
 def test_the_orphan_of_a_hostile_bot_is_gone_after_the_match(full_sandbox, tmp_path):

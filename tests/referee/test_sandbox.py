@@ -345,6 +345,33 @@ def test_private_bot_folder_is_staged_read_only_per_content(
     assert stat.S_IMODE(os.stat(folder / "data.txt").st_mode) == 0o600  # original untouched
 
 
+def test_a_new_sandbox_leaves_the_staged_copies_of_a_live_one_alone(
+    make_sandbox: MakeSandbox,
+) -> None:
+    first = make_sandbox(level=FULL)
+    bot = start(first, "honest", "echo")
+    assert Lines(bot).first("ready")["data"] == "secret-of-the-echo-bot"
+    make_sandbox(level=FULL)  # sweeps the state folder both share
+    assert (first.staging_dir / "copies").is_dir(), "a live sandbox's staging folder was swept"
+    bot.kill()
+    bot = start(first, "honest", "echo")
+    assert Lines(bot).first("ready")["data"] == "secret-of-the-echo-bot"
+    bot.kill()
+
+
+def test_the_staged_copies_are_mounted_where_only_the_bots_see_them(
+    make_sandbox: MakeSandbox,
+) -> None:
+    """The tmpfs of the staged copies is in a mount namespace of the sandbox's own: the host's
+    mount table never shows it, so nothing is left mounted whatever becomes of the referee."""
+    sandbox = make_sandbox(level=FULL)
+    assert sandbox.private_staging
+    bot = start(sandbox, "honest", "echo")
+    assert Lines(bot).first("ready")["data"] == "secret-of-the-echo-bot"
+    assert str(sandbox.state_dir) not in Path("/proc/self/mountinfo").read_text()
+    bot.kill()
+
+
 def test_two_bots_run_concurrently_from_two_threads(make_sandbox: MakeSandbox) -> None:
     sandbox = make_sandbox(level=FULL)
 

@@ -31,7 +31,7 @@ from arena.referee.sandbox.staging import StagingArea
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "arena" / "referee" / "sandbox"
-PRIVILEGED = {"spawn.py", "kill.py", "slots.py", "cgroups.py"}
+PRIVILEGED = {"spawn.py", "kill.py", "slots.py", "cgroups.py", "mounts.py"}
 
 
 def private_folder(tmp_path: Path) -> Path:
@@ -162,6 +162,27 @@ def test_a_readable_folder_holding_a_fifo_or_a_socket_is_staged_without_them(
         shutil.rmtree(folder)
     lease.give_back(clean=True)
     pool.close()
+
+
+def test_a_staging_area_that_stages_every_folder_copies_a_readable_one_once_per_content(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "library"
+    folder.mkdir()
+    (folder / "module.py").write_text("x = 1\n")
+    area = StagingArea(tmp_path / "staging", always=True)
+    area.directory.mkdir()
+    copy = area.acquire(folder)
+    assert copy is not None and copy.parent == area.directory
+    assert (copy / "module.py").read_text() == "x = 1\n"
+    assert str(folder) not in str(copy) and folder.name not in copy.name  # a random name
+    assert area.acquire(folder) == copy  # the same content: the same copy
+    (folder / "module.py").write_text("x = 2\n")
+    second = area.acquire(folder)
+    assert second is not None and second != copy
+    assert (second / "module.py").read_text() == "x = 2\n"
+    for staged in (copy, copy, second):
+        area.release(staged)
 
 
 # -- the seccomp filter, run by a small classic BPF interpreter --------------------------------

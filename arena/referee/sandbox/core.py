@@ -11,6 +11,7 @@ command line (:mod:`.launch`), the start (:mod:`.spawn`) and the monitor thread
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 import shutil
 import subprocess
@@ -19,7 +20,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from arena.referee.sandbox import cgroups
+from arena.referee.sandbox import cgroups, mounts
 from arena.referee.sandbox.host import HostFacts, facts
 from arena.referee.sandbox.kill import kill_uid
 from arena.referee.sandbox.launch import (
@@ -46,6 +47,11 @@ from arena.referee.sandbox.spawn import Spawner, start
 from arena.referee.sandbox.staging import StagingArea, state_dir, traversable_by_others
 
 __all__ = ["Sandbox", "reap"]
+
+log = logging.getLogger(__name__)
+
+_COPIES = "copies"
+"""The folder of a sandbox's staging folder that holds the staged copies (a tmpfs, as root)."""
 
 _DEFAULT_SETTINGS = SandboxSettings()
 
@@ -110,16 +116,48 @@ class Sandbox:
         self._staging = partial.with_name(f"{os.getpid()}-{partial.name[5:]}")
         os.rename(partial, self._staging)
         os.chmod(self._staging, 0o711)
-        self._staged = StagingArea(self._staging)
         try:
             if self._layout is not None:
                 cgroups.prepare_base(self._layout, settings.cgroup_name)
             self._spawner = Spawner()
+            self._staged = self._staging_area()
             self._monitor = Monitor(settings.watchdog_interval)
         except BaseException:
+            if hasattr(self, "_spawner"):
+                self._spawner.stop()
             shutil.rmtree(self._staging, ignore_errors=True)
             os.close(self._staging_lock)
             raise
+
+    def _staging_area(self) -> StagingArea:
+        """Where the folders bound into sandboxes are staged.
+
+        A root referee stages every one of them on a tmpfs of its own, so that the mount table
+        a bot reads names none of the host's folders (see staging.py and mounts.py). The tmpfs
+        is mounted on ``copies`` in the spawner thread's own mount namespace, where every
+        bubblewrap starts; this process reaches it through the thread's ``/proc`` entry. Where
+        the referee may not mount (a container without CAP_SYS_ADMIN) folders are bound where
+        they are.
+        """
+        copies = self._staging / _COPIES
+        copies.mkdir(mode=0o711)
+        os.chmod(copies, 0o711)
+        self.private_staging = False
+        """Whether every bound folder is staged on the sandbox's own tmpfs (a root referee that
+        may mount), so that a bot's mount table names no host folder."""
+        if self._root and self.level is not ProtectionLevel.NONE:
+            try:
+                self._spawner.call(lambda: mounts.private_tmpfs(copies))
+            except OSError as exc:
+                log.warning("bot folders are bound where they are on the host: %s", exc)
+                # It may have left the host's mount namespace: start from the host's again.
+                self._spawner.stop()
+                self._spawner = Spawner()
+            else:
+                self.private_staging = True
+                seen = Path(f"/proc/self/task/{self._spawner.native_id}/root")
+                return StagingArea(seen / copies.relative_to("/"), always=True, bound_as=copies)
+        return StagingArea(copies)
 
     def __repr__(self) -> str:
         return f"<Sandbox level={self.level.value} state_dir={str(self.state_dir)!r}>"
@@ -265,6 +303,7 @@ class Sandbox:
                         cgroup=cgroup is not None,
                         per_uid=self._root,
                     ),
+                    move_stdio=True,
                 ),
                 cwd="/",
                 env={"PATH": "/usr/bin:/bin"},

@@ -12,6 +12,15 @@ Inside the sandbox, bwrap execs :data:`EXEC_SHIM`, a fixed shell that execs the 
 see :class:`SetupReport` for how the referee tells "the sandbox could not start the program"
 from "the bot's program failed".
 
+Two things a bot could read of bwrap, which runs as pid 1 of the bot's pid namespace, are kept
+free of the host: its command line (``/proc/1/cmdline``) holds only ``--args FD`` and the bot's
+command, the options (and the host paths of the binds among them) coming through a pipe; and
+its descriptors 0 and 1 are ``/dev/null``. The bot's own standard input and output reach bwrap
+as descriptors :data:`BOT_STDIN_FD` and :data:`BOT_STDOUT_FD` (:func:`preamble` moves them
+there), which bwrap closes in its monitor and in its pid 1 and passes to the program only: the
+shim makes them the bot's 0 and 1. So the bot is the only process that holds its output, and a
+bot that closes it is seen at once (end of file), not when its clock runs out.
+
 Pure: this module builds argument lists and the pipes handed to bwrap (the seccomp program,
 generated ``/etc`` files, bwrap's status report); it starts nothing (see :mod:`.spawn`).
 """
@@ -19,6 +28,7 @@ generated ``/etc`` files, bwrap's status report); it starts nothing (see :mod:`.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import math
 import os
 import resource
@@ -36,11 +46,14 @@ from arena.referee.sandbox.settings import (
 )
 
 __all__ = [
+    "BOT_STDIN_FD",
+    "BOT_STDOUT_FD",
     "EXEC_SHIM",
     "LaunchFds",
     "SetupReport",
     "bot_env",
     "bwrap_argv",
+    "bwrap_options",
     "drop_privileges",
     "preamble",
     "rlimits",
@@ -57,11 +70,25 @@ _NSCD_FREE_NSSWITCH = "passwd: files\ngroup: files\nshadow: files\nhosts: files\
 # The bot's network namespace has a loopback interface only: its names, and the hostname's.
 _HOSTS = "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n127.0.1.1\tbot\n"
 
-EXEC_SHIM = ("/bin/sh", "-c", 'exec "$@"', "sh")
-"""What bwrap execs in the sandbox, the bot's command after it. bwrap's own exec of it always
-succeeds, so bwrap's status report (:class:`SetupReport`) says whether the sandbox was set up;
-if the bot's command is missing or not executable, the shim exits 127 or 126 after that point,
-which is the bot's failure, not the sandbox's."""
+BOT_STDIN_FD = 3
+"""The descriptor bwrap gets the bot's standard input on (single digit: ``sh`` redirects no
+other)."""
+BOT_STDOUT_FD = 4
+"""The descriptor bwrap gets the bot's standard output on."""
+_FIRST_PASSED_FD = 10
+"""Descriptors passed to bwrap are numbered from here, clear of 0-9."""
+
+EXEC_SHIM = (
+    "/bin/sh",
+    "-c",
+    f'exec "$@" <&{BOT_STDIN_FD} >&{BOT_STDOUT_FD} {BOT_STDIN_FD}<&- {BOT_STDOUT_FD}>&-',
+    "sh",
+)
+"""What bwrap execs in the sandbox, the bot's command after it: it makes descriptors
+:data:`BOT_STDIN_FD` and :data:`BOT_STDOUT_FD` the bot's standard input and output. bwrap's own
+exec of it always succeeds, so bwrap's status report (:class:`SetupReport`) says whether the
+sandbox was set up; if the bot's command is missing or not executable, the shim exits 127 or
+126 after that point, which is the bot's failure, not the sandbox's."""
 
 
 def _system_binds() -> list[str]:
@@ -96,20 +123,24 @@ def system_bind_args() -> list[str]:
 @dataclass
 class LaunchFds:
     """Descriptors handed to bwrap: the seccomp program, generated /etc files (``passwd``,
-    ``group``, ``nsswitch.conf``, ``hosts``), and the write end of the pipe bwrap reports its
-    status on (``status``; ``status_reader`` is ours)."""
+    ``group``, ``nsswitch.conf``, ``hosts``), the write end of the pipe bwrap reports its
+    status on (``status``; ``status_reader`` is ours) and, once :func:`bwrap_argv` made it, the
+    pipe of bwrap's options (``args``). All are numbered from 10 up, so that descriptors 3 and
+    4 of the child are free for the bot's standard input and output (:func:`preamble`)."""
 
     seccomp: int
     etc: dict[str, int]
     status: int = -1
     status_reader: int = -1
+    args: int = -1
 
     @classmethod
     def open(cls, uid: int) -> LaunchFds:
         """Make the pipes for a bot running as ``uid`` (its ``/etc/passwd`` names it)."""
-        fds = cls(seccomp.filter_pipe(), {})
+        fds = cls(_above_stdio(seccomp.filter_pipe()), {})
         try:
-            fds.status_reader, fds.status = os.pipe()
+            fds.status_reader, status = os.pipe()
+            fds.status = _above_stdio(status)
             os.set_blocking(fds.status_reader, False)
             gid = uid
             files = {
@@ -131,15 +162,15 @@ class LaunchFds:
 
     def passed(self) -> tuple[int, ...]:
         """The descriptors the child must inherit."""
-        return (self.seccomp, *self.etc.values(), self.status)
+        fds = (self.seccomp, *self.etc.values(), self.status, self.args)
+        return tuple(fd for fd in fds if fd >= 0)
 
     def close_child_ends(self) -> None:
         """Close our copies of the child's descriptors once it holds them (idempotent)."""
         for fd in self.passed():
-            if fd >= 0:
-                with contextlib.suppress(OSError):
-                    os.close(fd)
-        self.seccomp = self.status = -1
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.seccomp = self.status = self.args = -1
         self.etc = {}
 
     def take_status_reader(self) -> int:
@@ -209,13 +240,29 @@ class SetupReport:
             self._fd = -1
 
 
+def _above_stdio(fd: int) -> int:
+    """``fd`` renumbered from :data:`_FIRST_PASSED_FD` up (close-on-exec, as pipes are made);
+    the original is closed. ``F_DUPFD`` takes the lowest free number: no other thread's
+    descriptor is touched."""
+    try:
+        return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, _FIRST_PASSED_FD)
+    finally:
+        os.close(fd)
+
+
 def _data_pipe(data: bytes) -> int:
+    """The read end of a pipe holding ``data`` (then end of file)."""
     read_end, write_end = os.pipe()
     try:
+        if len(data) > 65536:  # a pipe holds 64 KiB unless told otherwise
+            fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, len(data))
         os.write(write_end, data)
+    except BaseException:
+        os.close(read_end)
+        raise
     finally:
         os.close(write_end)
-    return read_end
+    return _above_stdio(read_end)
 
 
 def bwrap_argv(
@@ -228,14 +275,41 @@ def bwrap_argv(
     fds: LaunchFds,
     workspace_bytes: int | None = None,
 ) -> list[str]:
-    """The bwrap command line (without ``--`` and the bot's command).
+    """The bwrap command line (without ``--`` and the bot's command): ``bwrap --args FD``.
+
+    The options are in a pipe (``fds.args``), not on the command line: bwrap runs as pid 1 of
+    the bot's pid namespace, where the bot could read its command line, and the options name
+    the host folders bound in.
 
     With ``workspace_bytes`` (a build) the bot's folder is bound read-only at ``/src`` and
     ``/bot`` is an empty private tmpfs of that size, writable: the build copies the folder
     there, works in it and hands the result back through its standard output.
     """
+    options = bwrap_options(
+        bot_source=bot_source,
+        readonly=readonly,
+        env=env,
+        scratch_bytes=scratch_bytes,
+        fds=fds,
+        workspace_bytes=workspace_bytes,
+    )
+    if fds.args >= 0:
+        raise ValueError("bwrap's options were already made for these descriptors")
+    fds.args = _data_pipe(b"".join(option.encode() + b"\0" for option in options))
+    return [bwrap, "--args", str(fds.args)]
+
+
+def bwrap_options(
+    *,
+    bot_source: str | None,
+    readonly: Sequence[tuple[str, str]],
+    env: Sequence[tuple[str, str]],
+    scratch_bytes: int,
+    fds: LaunchFds,
+    workspace_bytes: int | None = None,
+) -> list[str]:
+    """bwrap's options for a bot (see :func:`bwrap_argv`)."""
     argv = [
-        bwrap,
         "--unshare-user",
         "--unshare-pid",
         "--unshare-net",
@@ -339,9 +413,17 @@ def preamble(
     *,
     procs_files: Sequence[Path],
     limits: Sequence[tuple[str, int]],
+    move_stdio: bool = False,
 ) -> list[str]:
-    """``sh -c`` that joins the cgroups (``procs_files``), sets ``limits``, execs ``command``."""
-    steps = [f"echo $$ > {shlex.quote(str(p))}" for p in procs_files]
+    """``sh -c`` that joins the cgroups (``procs_files``), sets ``limits``, execs ``command``.
+
+    With ``move_stdio`` (bwrap's command) the standard input and output are moved to
+    :data:`BOT_STDIN_FD` and :data:`BOT_STDOUT_FD`, and ``/dev/null`` takes their place.
+    """
+    steps = []
+    if move_stdio:
+        steps.append(f"exec {BOT_STDIN_FD}<&0 {BOT_STDOUT_FD}>&1 </dev/null >/dev/null")
+    steps += [f"echo $$ > {shlex.quote(str(p))}" for p in procs_files]
     steps += [f"ulimit -{flag} {value}" for flag, value in limits]
     steps.append('exec "$@"')
     return ["/bin/sh", "-c", " && ".join(steps), "sh", *command]

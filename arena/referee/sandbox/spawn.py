@@ -39,6 +39,12 @@ class Spawner:
         self._thread = threading.Thread(target=self._run, name="sandbox-spawner", daemon=True)
         self._thread.start()
 
+    @property
+    def native_id(self) -> int:
+        """The thread's id (``/proc/self/task/ID``)."""
+        assert self._thread.native_id is not None
+        return self._thread.native_id
+
     def _run(self) -> None:
         while (item := self._queue.get()) is not None:
             function, future = item

@@ -5,6 +5,10 @@ uids could not read them through the bind mount. Such a folder is copied once pe
 the sandbox's staging folder, readable by all, and bound instead. So is a folder that holds a
 special file (a unix socket, a FIFO, a device): the copy leaves it out, since a bot may connect
 to a socket or open a FIFO through a read-only bind, and talk to whoever listens on the host.
+A root referee stages *every* folder it binds, on a tmpfs of its own (:mod:`.mounts`): a bind
+mount shows the bot, in ``/proc/self/mountinfo``, the path of its source within the source's
+file system, which for a folder bound as it is names the host's folders (the bot cache, the
+repository), and for a copy on this tmpfs only a random name.
 Also here: the state folder and its fallback for a referee that is not root.
 
 Not privileged: it copies files with the referee's own rights and changes no owner.
@@ -98,32 +102,49 @@ def stage_copy(source: Path, target: Path) -> None:
 
 
 class StagingArea:
-    """Read-only copies of folders the slot uids cannot read: one per content, shared by the
-    bots that use it, kept a while after the last one ends (:data:`IDLE_STAGED_COPIES`)."""
+    """Read-only copies of folders: one per content, shared by the bots that use it, kept a
+    while after the last one ends (:data:`IDLE_STAGED_COPIES`). Each has a random name.
 
-    def __init__(self, directory: Path) -> None:
+    With ``always`` every folder is copied (the area is a tmpfs of its own, see the module's
+    docstring); otherwise only those the slot uids cannot read or that hold special files.
+    ``bound_as`` is where bubblewrap finds ``directory`` (its mount namespace may differ from
+    ours); the copies :meth:`acquire` returns are named under it.
+    """
+
+    def __init__(
+        self, directory: Path, *, always: bool = False, bound_as: Path | None = None
+    ) -> None:
         self.directory = directory
+        self.bound_as = directory if bound_as is None else bound_as
+        self.always = always
         self._lock = threading.Lock()
+        self._copies: dict[str, Path] = {}
+        self._keys: dict[Path, str] = {}
         self._users: dict[Path, int] = {}
         self._idle: collections.OrderedDict[Path, None] = collections.OrderedDict()
 
     def acquire(self, host: Path) -> Path | None:
         """A copy of ``host`` to bind instead of it, or None when it can be bound as is."""
         readable, signature = tree_state(host)
-        if readable:
+        if readable and not self.always:
             return None
-        name = hashlib.sha256(f"{host}\0{signature}".encode()).hexdigest()[:32]
-        target = self.directory / name
+        key = hashlib.sha256(f"{host}\0{signature}".encode()).hexdigest()
         with self._lock:
-            if self._take(target):
-                return target
-        partial = self.directory / f".{name}.{secrets.token_hex(4)}"
+            known = self._copies.get(key)
+            if known is not None and self._take(known):
+                return known
+        target = self.bound_as / secrets.token_hex(16)
+        partial = self.directory / f".{target.name}"
         try:
             stage_copy(host, partial)
             with self._lock:
-                if not self._take(target):
-                    os.rename(partial, target)
-                    self._users[target] = 1
+                known = self._copies.get(key)
+                if known is not None and self._take(known):
+                    return known
+                os.rename(partial, self.directory / target.name)
+                self._copies[key] = target
+                self._keys[target] = key
+                self._users[target] = 1
         finally:
             remove(partial)
         return target
@@ -145,8 +166,9 @@ class StagingArea:
                 self._idle[target] = None
             while len(self._idle) > IDLE_STAGED_COPIES:
                 victim, _ = self._idle.popitem(last=False)
-                trash = victim.with_name(f".trash-{secrets.token_hex(4)}")
-                os.rename(victim, trash)
+                self._copies.pop(self._keys.pop(victim), None)
+                trash = self.directory / f".trash-{secrets.token_hex(4)}"
+                os.rename(self.directory / victim.name, trash)
                 evicted.append(trash)
         for trash in evicted:
             remove(trash)
