@@ -32,13 +32,13 @@ from rest_framework.exceptions import (
     PermissionDenied,
     ValidationError,
 )
-from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 
 from arena.api import serializers as s
-from arena.api.parsers import JSONParser
+from arena.api.parsers import FormParser, JSONParser
 from arena.bots import services as bots
 from arena.bots.models import Bot, BotVersion, Variant, playing
 from arena.core.errors import Refused

@@ -264,3 +264,72 @@ def test_api_anonymous(case: schemathesis.Case, arena: Arena) -> None:
 @FUZZ
 def test_api_with_a_token(case: schemathesis.Case, arena: Arena) -> None:
     exercise(case, arena, arena.token)
+
+
+# --------------------------------------------------------------------------- hostile bodies
+
+#: Bodies no generator makes, sent to every operation that takes one, as each parser the API
+#: reads (JSON, form, multipart): nested deeper than any parser recurses, and bytes that are
+#: not the UTF-8 they claim to be. (body, content type)
+BOUNDARY = "arena-fuzz"
+HOSTILE_BODIES = {
+    "json-deep-arrays": (b"[" * 100_000 + b"]" * 100_000, "application/json"),
+    "json-deep-objects": (b'{"a":' * 50_000 + b"1" + b"}" * 50_000, "application/json"),
+    "json-not-utf8": (b'{"name": "caf\xff\xfe", "description": "\xc3\x28"}', "application/json"),
+    "json-utf16": ('{"name": "x"}'.encode("utf-16"), "application/json"),
+    "form-not-utf8": (b"name=caf%FF%FE&description=\xff\xfe", "application/x-www-form-urlencoded"),
+    "form-deep-keys": (b"a" + b"[a]" * 20_000 + b"=1", "application/x-www-form-urlencoded"),
+    "multipart-not-utf8": (
+        (
+            f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="name"\r\n\r\n'.encode()
+            + b"caf\xff\xfe\r\n"
+            + f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="file"; '.encode()
+            + b'filename="\xff\xfe.py"\r\nContent-Type: text/x-python\r\n\r\n#!\xff\r\n'
+            + f"--{BOUNDARY}--\r\n".encode()
+        ),
+        f"multipart/form-data; boundary={BOUNDARY}",
+    ),
+    "multipart-unterminated": (
+        f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="na'.encode(),
+        f"multipart/form-data; boundary={BOUNDARY}",
+    ),
+}
+
+
+def operations_with_a_body() -> list[tuple[str, str]]:
+    """(method, path template) of every operation of the schema that takes a body."""
+    found = []
+    for result in schema.get_all_operations():
+        operation = result.ok()
+        if operation.body:
+            found.append((operation.method.upper(), operation.path))
+    return sorted(found)
+
+
+@pytest.mark.parametrize("body", list(HOSTILE_BODIES))
+@pytest.mark.parametrize("anonymous", [True, False], ids=["anonymous", "token"])
+def test_hostile_bodies_are_refused_by_every_operation(
+    arena: Arena, anonymous: bool, body: str
+) -> None:
+    """Each of ``HOSTILE_BODIES`` to every operation that takes a body, with its path pointed
+    at a real object: a 4xx with a ``detail``, never a server error, and nothing changed."""
+    from django.test import Client
+
+    data, content_type = HOSTILE_BODIES[body]
+    headers = {} if anonymous else {"Authorization": f"Token {arena.token}"}
+    client = Client(headers=headers)
+    operations = operations_with_a_body()
+    assert ("POST", "/api/token/") in operations and ("POST", "/api/bots/") in operations
+    for method, template in operations:
+        target = arena.targets(template)
+        url = template
+        if target is not None:
+            key, values = target
+            url = url.replace("{" + key + "}", str(values[0]))
+        with transaction.atomic():
+            before = state()
+            r = client.generic(method, url, data, content_type=content_type)
+            assert 400 <= r.status_code < 500, (method, url, r.status_code, r.content[:300])
+            assert r.json().get("detail"), (method, url, r.json())
+            assert state() == before, f"{method} {url} refused but changed"
+            transaction.set_rollback(True)
