@@ -14,6 +14,7 @@ them, so a new page needs one call:
 
 from __future__ import annotations
 
+import os
 import tempfile
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from arena.bots.models import Bot, BotVersion
 from arena.games.models import Match
 from arena.referee import redaction
 from arena.referee.jsontypes import JSON, JSONObject
+from arena.referee.match import SINGLE_FILE_PREFIX
 
 __all__ = [
     "CheckLogs",
@@ -59,9 +61,10 @@ _ROOT_SETTINGS = (
 def server_roots() -> tuple[str, ...]:
     """The server's folders, as :func:`arena.referee.redaction.strip_paths` takes them: the arena's
     data (``VAR_DIR``, the bot store, cache and builds, the sandbox's state), its code, and the
-    temporary folder (where a single-file bot runs)."""
+    referee's folders for single-file bots in the temporary folder (a prefix of names: the
+    rest of ``/tmp`` is left alone, since a bot's own ``/tmp`` is in its owner's logs)."""
     roots = [str(getattr(settings, name, "") or "") for name in _ROOT_SETTINGS]
-    roots.append(tempfile.gettempdir())
+    roots.append(os.path.join(tempfile.gettempdir(), SINGLE_FILE_PREFIX))
     return tuple(r for r in roots if r.startswith("/") and r != "/")
 
 

@@ -63,12 +63,16 @@ from arena.referee.transport import (
     describe_exit,
 )
 
-__all__ = ["REFEREE_VERSION", "Referee", "RefereeError"]
+__all__ = ["REFEREE_VERSION", "SINGLE_FILE_PREFIX", "Referee", "RefereeError"]
 
 try:
     REFEREE_VERSION = importlib.metadata.version("yinsh-arena")
 except importlib.metadata.PackageNotFoundError:  # pragma: no cover - run from a bare checkout
     REFEREE_VERSION = "0"
+
+#: The name of the temporary folder a single-file bot is copied to starts so (a server path
+#: that no page shows: arena.games.privacy).
+SINGLE_FILE_PREFIX = "yinsh-bot-"
 
 T = engine.Termination
 _WHITE, _BLACK = engine.Color.WHITE, engine.Color.BLACK
@@ -250,7 +254,7 @@ class Referee:
         try:
             if not spec.path.is_dir():
                 # A single-file bot sees its own file only, never its neighbours.
-                tmp = Path(tempfile.mkdtemp(prefix="yinsh-bot-"))
+                tmp = Path(tempfile.mkdtemp(prefix=SINGLE_FILE_PREFIX))
                 scratch.append(tmp)
                 shutil.copy2(spec.path, tmp / spec.path.name)
                 tmp.chmod(0o755)

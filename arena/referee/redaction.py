@@ -69,12 +69,15 @@ PRIVATE_MOVE_KEYS = frozenset({"info", "info_dropped"})
 #: A player's keys that hold a server path, for everybody.
 _PATH_KEYS = ("path",)
 
-#: An absolute path in a message: a slash not inside a word, a number (1/2) or a relative path.
-_ANY_PATH = re.compile(r"(?<![\w.~/-])/[^\s'\"`:;,()\[\]{}<>|]+")
+#: An absolute path in a message: a slash not inside a word, a number (1/2), a relative path
+#: or a closing tag (``</script>``).
+_ANY_PATH = re.compile(r"(?<![\w.~/<-])/[^\s'\"`:;,()\[\]{}<>|]+")
 
 
 def _root_pattern(roots: Iterable[str]) -> re.Pattern[str] | None:
-    """One pattern for every path under one of ``roots`` (longest first, "/" skipped)."""
+    """One pattern for every path under one of ``roots`` (longest first, "/" skipped). A root
+    is a whole folder name, except one that ends in ``-``: a prefix of names
+    (``/tmp/yinsh-bot-`` for ``/tmp/yinsh-bot-x1``)."""
     cleaned = sorted(
         {r.rstrip("/") for r in roots if r and r.startswith("/") and r.rstrip("/")},
         key=len,
@@ -82,7 +85,7 @@ def _root_pattern(roots: Iterable[str]) -> re.Pattern[str] | None:
     )
     if not cleaned:
         return None
-    alternatives = "|".join(re.escape(r) for r in cleaned)
+    alternatives = "|".join(re.escape(r) + (r"[\w.-]*" if r.endswith("-") else "") for r in cleaned)
     return re.compile(rf"(?:{alternatives})(?![\w.-])[^\s'\"`:;,()\[\]{{}}<>|]*")
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import io
 import json
+import os
 import tempfile
 import zipfile
 from pathlib import Path
@@ -20,6 +21,7 @@ from arena.games import privacy
 from arena.games import services as games
 from arena.games.models import Match
 from arena.referee import redaction
+from arena.referee.match import SINGLE_FILE_PREFIX
 from arena.tournaments import services as tournaments
 from arena.tournaments.models import Tournament
 from tests.arena.conftest import TEST_BOTS, make_version
@@ -30,7 +32,9 @@ DIARY = "DIARY-MARKER-5e2b"
 #: What the quitter (tests/data/bots/protocol/exits_midgame) writes to its stderr before it exits.
 QUITTER = "giving up after three actions"
 
-ROOTS = ["/srv/arena/var", "/srv/arena/var/bot-cache", "/tmp"]
+#: The server's folders as privacy.server_roots gives them: "yinsh-bot-" ends in "-", a prefix
+#: of folder names (the referee's folders for single-file bots), not all of /tmp.
+ROOTS = ["/srv/arena/var", "/srv/arena/var/bot-cache", "/tmp/yinsh-bot-"]
 
 
 def transcript() -> dict[str, Any]:
@@ -141,7 +145,7 @@ def test_server_paths_leave_every_string_even_for_the_owner_but_paths_in_the_san
 
 
 def test_paths_in_keys_and_deeply_nested_values_are_taken_out() -> None:
-    t = {"extra": {"/srv/arena/var/a": [{"b": ["x /tmp/y z"]}]}, "moves": "not a list"}
+    t = {"extra": {"/srv/arena/var/a": [{"b": ["x /tmp/yinsh-bot-q1/y z"]}]}, "moves": "not a list"}
     assert redaction.redact(t, set(), ROOTS) == {
         "extra": {"<path>": [{"b": ["x <path> z"]}]},
         "moves": "not a list",
@@ -152,7 +156,20 @@ def test_a_root_is_a_whole_folder_name() -> None:
     assert redaction.strip_paths("/srv/arena/variance /srv/arena/var", ROOTS) == (
         "/srv/arena/variance <path>"
     )
-    assert redaction.strip_paths("at /tmp", ROOTS) == "at <path>"
+    assert redaction.strip_paths("at /tmp/yinsh-bot-", ROOTS) == "at <path>"
+    assert redaction.strip_paths("at /tmp/yinsh-bot-a_1.b/x.py", ROOTS) == "at <path>"
+
+
+def test_the_owner_reads_the_paths_of_its_bots_own_tmp() -> None:
+    # A bot's /tmp is its own (a tmpfs in the sandbox): the owner reads what it wrote there.
+    said = "cached to /tmp/book.bin; see /tmp/yinsh-botany and /tmpfile"
+    assert redaction.strip_paths(said, ROOTS) == said
+
+
+def test_a_closing_tag_is_not_a_path() -> None:
+    said = "white played an illegal move '</script><b>' at ply 3"
+    assert redaction.public_text(said) == said
+    assert redaction.public_text("no such move: /etc/passwd") == "no such move: <path>"
 
 
 def test_both_failed_reasons_are_whole_only_for_who_sees_both() -> None:
@@ -449,7 +466,9 @@ def test_the_server_roots_are_the_settings_folders(settings: Any, tmp_path: Path
     settings.BOT_CACHE_DIR = tmp_path / "elsewhere" / "cache"
     roots = privacy.server_roots()
     assert str(tmp_path / "var") in roots and str(tmp_path / "elsewhere" / "cache") in roots
-    assert tempfile.gettempdir() in roots and "/" not in roots
+    # Of the temporary folder, only the referee's folders for single-file bots.
+    assert tempfile.gettempdir() not in roots and "/" not in roots
+    assert os.path.join(tempfile.gettempdir(), SINGLE_FILE_PREFIX) in roots
 
 
 @pytest.mark.django_db
