@@ -1,25 +1,35 @@
-"""System checks: refuse to run in production with development defaults."""
+"""System checks: refuse settings the arena cannot run with, and warn of production ones
+(``manage.py check --deploy``) it should not."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 from django.apps import AppConfig
 from django.conf import settings
+from django.core import checks
 from django.core.checks import Error, Tags, register
 
 import engine
 from arena.core.throttles import parse_rate
 
 
-@register(Tags.security, deploy=False)
-def check_secret_key(app_configs: Sequence[AppConfig] | None, **kwargs: object) -> list[Error]:
-    if not settings.DEBUG and settings.SECRET_KEY == settings.DEFAULT_SECRET_KEY:
+@register(Tags.security, deploy=True)
+def check_secret_key(
+    app_configs: Sequence[AppConfig] | None, **kwargs: object
+) -> list[checks.CheckMessage]:
+    """A site on a database server may be served by several machines: each would make its
+    own key (arena.env.machine_secret_key), and a session or a password-reset link made on
+    one would be refused by another."""
+    if "DATABASE_URL" in os.environ and not os.environ.get("SECRET_KEY"):
         return [
-            Error(
-                "SECRET_KEY is the development default while ARENA_DEBUG is off.",
-                hint="Set the SECRET_KEY environment variable to a long random value.",
-                id="arena.E001",
+            checks.Warning(
+                "SECRET_KEY is not set: this machine signs with a key of its own "
+                "(var/secret-key), which other web servers do not share.",
+                hint="Set the SECRET_KEY environment variable to one long random value "
+                "on every machine of the arena.",
+                id="arena.W001",
             )
         ]
     return []

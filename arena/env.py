@@ -5,7 +5,9 @@ Every setting has a default that gives a working local site; production override
 
 from __future__ import annotations
 
+import contextlib
 import os
+import secrets
 from pathlib import Path
 
 _TRUE = {"1", "true", "yes", "on"}
@@ -58,3 +60,32 @@ def env_float(name: str, default: float) -> float:
         return float(value)
     except ValueError:
         raise ValueError(f"{name}={value!r}: expected a number") from None
+
+
+def machine_secret_key(path: Path) -> str:
+    """The secret key kept in ``path``, made (random, readable by its owner only) the first
+    time it is asked for. Every process on the machine reads the same key; one made by a
+    process that lost the race to make it is thrown away.
+    """
+    try:
+        return _read_key(path)
+    except FileNotFoundError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True)
+    draft = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(secrets.token_urlsafe(50) + "\n")
+        with contextlib.suppress(FileExistsError):
+            os.link(draft, path)  # atomic: the first one made wins
+    finally:
+        os.unlink(draft)
+    return _read_key(path)
+
+
+def _read_key(path: Path) -> str:
+    key = path.read_text().strip()
+    if len(key) < 50:
+        raise ValueError(f"{path}: the secret key in it is too short; delete it to make a new one")
+    return key

@@ -1,9 +1,10 @@
 """Settings of the arena, read from the environment.
 
 The defaults give a working local site with nothing else installed: SQLite and the bot store
-under ``var/``, a Celery broker in an SQLite file, debug on. Production sets at least
-``ARENA_DEBUG=0``, ``SECRET_KEY``, ``ALLOWED_HOSTS``, ``DATABASE_URL`` and ``REDIS_URL``
-(docs/deployment.md lists them all).
+under ``var/``, a Celery broker in an SQLite file, a secret key made for the machine. Debug is
+off unless ``ARENA_DEBUG=1`` (``./dev start`` sets it). Production sets at least
+``SECRET_KEY``, ``ALLOWED_HOSTS``, ``DATABASE_URL`` and ``REDIS_URL``, and is served over
+HTTPS (docs/deployment.md lists them all).
 """
 
 from __future__ import annotations
@@ -15,17 +16,27 @@ from typing import TypedDict
 import dj_database_url
 
 import engine
-from arena.env import env_bool, env_float, env_int, env_list, env_path, env_str
+from arena.env import (
+    env_bool,
+    env_float,
+    env_int,
+    env_list,
+    env_path,
+    env_str,
+    machine_secret_key,
+)
 from arena.referee.openings import DEFAULT_PLIES
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = env_path("ARENA_VAR_DIR", BASE_DIR / "var")
 
-#: The key Django signs sessions with. The default is for local use only: a system check
-#: (arena.checks) refuses to run with it when debug is off.
-DEFAULT_SECRET_KEY = "insecure-local-development-key-do-not-use-in-production"
-SECRET_KEY = env_str("SECRET_KEY", DEFAULT_SECRET_KEY)
-DEBUG = env_bool("ARENA_DEBUG", True)
+#: The key Django signs sessions and password-reset links with. Without ``SECRET_KEY``, a
+#: random key made on first use and kept in ``var/secret-key`` (only its owner reads it): one
+#: machine's processes share it; several web servers need ``SECRET_KEY`` set to the same value.
+SECRET_KEY = env_str("SECRET_KEY", "") or machine_secret_key(VAR_DIR / "secret-key")
+#: Django's debug pages (tracebacks, settings, the URL list) to whoever asks: only on a
+#: developer's machine (``./dev start``).
+DEBUG = env_bool("ARENA_DEBUG", False)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
 
@@ -64,6 +75,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "arena.web.middleware.RefusalPages",
+    "arena.web.security.ContentSecurityPolicy",
 ]
 
 ROOT_URLCONF = "arena.urls"
@@ -453,6 +465,9 @@ SPECTACULAR_SETTINGS = {
         "VersionStatusEnum": "arena.bots.models.BotVersion.Status",
         "MatchStatusEnum": "arena.games.models.Match.Status",
         "TournamentStatusEnum": "arena.tournaments.models.Tournament.Status",
+        "VersionKindEnum": "arena.bots.models.BotVersion.Kind",
+        "MatchKindEnum": "arena.games.models.Match.Kind",
+        "DuelKindEnum": "arena.duels.models.Duel.Kind",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
@@ -475,8 +490,38 @@ TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
 
-SESSION_COOKIE_SECURE = not DEBUG and env_bool("ARENA_SECURE_COOKIES", True)
-CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+# --------------------------------------------------------------------------- HTTPS and headers
+
+#: The site is reached over HTTPS, through a TLS-terminating proxy that says so in
+#: ``X-Forwarded-Proto`` (docs/deployment.md). On by default in production (``DATABASE_URL``
+#: set) unless debugging; the embedded defaults serve plain HTTP on the loopback.
+HTTPS = env_bool("ARENA_HTTPS", not DEBUG and "DATABASE_URL" in os.environ)
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = HTTPS
+SECURE_SSL_REDIRECT = HTTPS
+#: The health check is asked over plain HTTP from beside the web server (compose's check).
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if HTTPS else None
+#: Browsers remember to come back over HTTPS only (sent on HTTPS answers only); also for the
+#: names below the site's own, which it alone serves.
+SECURE_HSTS_SECONDS = env_int("ARENA_HSTS_SECONDS", 365 * 24 * 3600) if HTTPS else 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+#: Asking browsers' makers to preload the name is the owner of the whole domain's decision.
+SECURE_HSTS_PRELOAD = env_bool("ARENA_HSTS_PRELOAD", False)
+SILENCED_SYSTEM_CHECKS = [] if SECURE_HSTS_PRELOAD else ["security.W021"]
+#: Content-Security-Policy of every page (arena.web.security.ContentSecurityPolicy; Django
+#: 6's setting of the same name): scripts and styles from the site itself only, no framing,
+#: forms posted to the site only. Styles may be inline (the API reference draws with them).
+SECURE_CSP = {
+    "default-src": ["'self'"],
+    "script-src": ["'self'"],
+    "style-src": ["'self'", "'unsafe-inline'"],
+    "img-src": ["'self'", "data:"],
+    "connect-src": ["'self'"],
+    "object-src": ["'none'"],
+    "base-uri": ["'self'"],
+    "form-action": ["'self'"],
+    "frame-ancestors": ["'none'"],
+}
 
 LOGGING = {
     "version": 1,

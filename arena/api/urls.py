@@ -1,7 +1,7 @@
 """The REST API's URLs, its token endpoint, and its OpenAPI schema and docs."""
 
 from django.urls import include, path, re_path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
 from arena.api import duels, views
@@ -23,7 +23,7 @@ urlpatterns = [
     ),
     path("notifications/test/", views.NotificationTestView.as_view(), name="api-notification-test"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("", include(router.urls)),
     re_path(r"^.*/$", views.not_found),
 ]

@@ -95,6 +95,13 @@ def _isolated_files(settings: Any, tmp_path_factory: pytest.TempPathFactory) -> 
 
 
 @pytest.fixture(autouse=True)
+def _open_tournaments(settings: Any) -> None:
+    """The tests' users may organise tournaments (ARENA_OPEN_TOURNAMENTS, on only with debug
+    by default); the test of the organisers group turns it off."""
+    settings.OPEN_TOURNAMENTS = True
+
+
+@pytest.fixture(autouse=True)
 def _no_throttles(settings: Any) -> None:
     """No throttles (tests of the limits set them), and a cache of each test's own: counts and
     cached pages never pass from one test, or one test run, to another (Redis is shared)."""

@@ -39,6 +39,8 @@ def test_the_arena_services_share_the_settings_and_the_bot_store(compose: dict[s
         )
         assert env["REDIS_URL"].startswith("redis://redis:6379")
         assert "SECRET_KEY" in env and env["ARENA_DEBUG"] == "0"
+        # Served over HTTPS unless the operator says otherwise (trying it on a laptop).
+        assert env["ARENA_HTTPS"] == "${ARENA_HTTPS:-1}", name
         assert env["ARENA_BOT_STORE"] == "/srv/bot-store"
         assert "bot-store:/srv/bot-store" in s["volumes"], name
     assert {"postgres-data", "bot-store"} <= set(compose["volumes"])

@@ -128,7 +128,10 @@ class Command(BaseCommand):
                 )
             )
         if not options["no_web"]:
-            commands.append(("web", [python, manage, "runserver", options["addr"], "--noreload"]))
+            # Django's own server serves the static files from the source (--insecure: also
+            # with debug off); a production site collects them for whitenoise instead.
+            web = [python, manage, "runserver", options["addr"], "--noreload", "--insecure"]
+            commands.append(("web", web))
         self._run(commands, options["addr"])
 
     def _sandbox_report(self) -> None:
