@@ -156,7 +156,8 @@ BOT_STORE_DIR = env_path("ARENA_BOT_STORE", VAR_DIR / "bots")
 BOT_CACHE_DIR = env_path("ARENA_BOT_CACHE", VAR_DIR / "bot-cache")
 #: Largest upload accepted, in bytes.
 BOT_UPLOAD_MAX_BYTES = env_int("ARENA_BOT_UPLOAD_MAX_BYTES", 20 * 1024 * 1024)
-#: The most a user's uploads (every version of their bots) may hold, in MiB (0: no quota);
+#: The most a user's uploads and builds (every version of their bots) may hold, in MiB (0: no
+#: quota);
 #: operators (staff) are exempt unless ARENA_BOT_QUOTA_EXEMPT_STAFF=0.
 BOT_QUOTA_MB = env_float("ARENA_BOT_QUOTA_MB", 200.0)
 BOT_QUOTA_EXEMPT_STAFF = env_bool("ARENA_BOT_QUOTA_EXEMPT_STAFF", True)
@@ -186,6 +187,9 @@ if BOT_EXIT_SECONDS < 1:
     raise ValueError(f"ARENA_BOT_EXIT_SECONDS={BOT_EXIT_SECONDS}: at least 1 second")
 BOT_BUILD_MEMORY_MB = env_int("ARENA_BOT_BUILD_MEMORY_MB", 2048)
 BOT_BUILD_DISK_MB = env_int("ARENA_BOT_BUILD_DISK_MB", 512)
+#: The most a build may leave in the bot's folder, in MiB (a build over it fails saying so);
+#: what it leaves counts in its owner's storage (BOT_QUOTA_MB).
+BOT_BUILD_OUTPUT_MB = env_int("ARENA_BOT_BUILD_OUTPUT_MB", 200)
 #: Where built bots are kept, by content hash (per worker, or per machine for the local
 #: commands).
 BOT_BUILD_DIR = env_path("ARENA_BOT_BUILD_DIR", VAR_DIR / "builds")

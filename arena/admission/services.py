@@ -94,7 +94,7 @@ def check_version(version_id: int, worker_name: str = "", sidecar: Sidecar = INL
         ) as tended,
         runner.bots_in_use(),
     ):
-        outcome = _run(version, tended.cancel)
+        outcome = _run(version, attempt, tended.cancel)
         if outcome is None:
             return "lost its claim"
         if policy.retrying(lambda: _close(version_id, attempt, outcome)):
@@ -231,8 +231,27 @@ def _rejected(
     )
 
 
-def _run(version: BotVersion, cancel: Event) -> _Outcome | None:
-    """Unpack, check the protocol, play the qualification games. None when cancelled."""
+def _count_build(version: BotVersion, attempt: int, size: int) -> None:
+    """Count what the version's build keeps (``size`` bytes) in its owner's storage: its
+    ``built_size``, written at once, so that checks of the owner's versions at once meet the
+    quota one at a time. Raises :class:`~arena.bots.services.QuotaExceeded` when it does not
+    fit (its ``built_size`` is 0 then), :class:`_LostClaim` when the claim was lost."""
+    refused: bots.QuotaExceeded | None = None
+    with transaction.atomic():
+        bots.lock_storage(version.bot.owner_id)
+        try:
+            bots.check_build_quota(version, size)
+        except bots.QuotaExceeded as e:
+            refused, size = e, 0
+        if not claims.held(BotVersion, version.pk, attempt).update(built_size=size):
+            raise _LostClaim()
+    if refused is not None:
+        raise refused
+
+
+def _run(version: BotVersion, attempt: int, cancel: Event) -> _Outcome | None:
+    """Unpack, build, check the protocol, play the qualification games. None when cancelled
+    or when the claim was lost."""
     lines: list[str] = []
     try:
         spec = runner.unpack_spec(version)
@@ -253,6 +272,13 @@ def _run(version: BotVersion, cancel: Event) -> _Outcome | None:
             if built.cached
             else f"build: done in {built.seconds:.1f} s"
         )
+        try:
+            policy.retrying(lambda: _count_build(version, attempt, built.size))
+        except bots.QuotaExceeded as e:
+            lines.append(f"FAIL the build: {e} (its output is below)")
+            return _rejected(lines, f"{BUILD_FAILED}: {e.public}", spec, stderr_tail=built.log)
+        except _LostClaim:
+            return None
     report = check_bot(
         spec,
         referee=runner.referee(),

@@ -195,6 +195,10 @@ class BotVersion(ClaimedWork):
     #: The uploaded file's name, made safe (a single-file bot runs under this name).
     filename = models.CharField(max_length=100)
     size = models.PositiveIntegerField()
+    #: Bytes of its built folder, measured by its check (0: no build, or not built yet): what
+    #: its build keeps on each worker, counted in its owner's storage with ``size``. The
+    #: database's default too, for code that does not know the column yet (an upgrade).
+    built_size = models.PositiveBigIntegerField(default=0, db_default=0)
     uploaded_at = models.DateTimeField(auto_now_add=True)
 
     #: When its check ended (its verdict, or held for an operator).

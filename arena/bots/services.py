@@ -51,8 +51,10 @@ __all__ = [
     "activate",
     "add_version",
     "can_manage",
+    "check_build_quota",
     "create_bot",
     "delete_bot",
+    "lock_storage",
     "recheck",
     "register_builtin_bots",
     "storage_quota",
@@ -122,15 +124,23 @@ def store_upload(upload: IO[bytes], filename: str) -> StoredUpload:
 
 
 class QuotaExceeded(UploadError):
-    """An upload that would take its owner over their storage quota."""
+    """An upload, or a version's build, that would take its owner over their storage quota.
+    The message is for the owner; ``public`` says the same without their figures."""
+
+    def __init__(self, message: str, public: str = "") -> None:
+        super().__init__(message)
+        self.public = public or message
 
 
 def storage_used(user: User | AnonymousUser) -> int:
-    """Bytes of every version of the user's bots (withdrawn bots' too: their files stay)."""
+    """Bytes of every version of the user's bots (withdrawn bots' too: their files stay): its
+    upload, and what its build keeps on a worker (``built_size``, measured by its check)."""
     if not user.is_authenticated:
         return 0
-    total = BotVersion.objects.filter(bot__owner_id=user.pk).aggregate(n=Sum("size"))["n"]
-    return int(total or 0)
+    totals = BotVersion.objects.filter(bot__owner_id=user.pk).aggregate(
+        uploads=Sum("size"), builds=Sum("built_size")
+    )
+    return int(totals["uploads"] or 0) + int(totals["builds"] or 0)
 
 
 def storage_quota(user: User | AnonymousUser) -> int | None:
@@ -159,10 +169,43 @@ def check_quota(user: User | AnonymousUser, size: int) -> None:
     used = storage_used(user)
     if used + size > quota:
         raise QuotaExceeded(
-            f"storage quota: your bots' uploads use {_megabytes(used)} of your "
-            f"{_megabytes(quota)}, and this file ({_megabytes(size)}) does not fit; delete a "
-            "bot that never played, or ask an operator for more room"
+            f"storage quota: {_room(used, quota)}, and this file ({_megabytes(size)}) does "
+            f"not fit; {_MAKE_ROOM}"
         )
+
+
+_MAKE_ROOM = "delete a bot that never played, or ask an operator for more room"
+
+
+def _room(used: int, quota: int) -> str:
+    return f"your bots' uploads and builds use {_megabytes(used)} of your {_megabytes(quota)}"
+
+
+def check_build_quota(version: BotVersion, built_size: int) -> None:
+    """Raise :class:`QuotaExceeded` when the version's built bot (``built_size`` bytes) does
+    not fit in its owner's quota beside everything else they keep (its own earlier build, if
+    it was checked before, aside); the message is for the owner. Inside a transaction, lock
+    the owner's storage first (:func:`lock_storage`) so that checks at once cannot pass
+    together."""
+    owner = version.bot.owner
+    quota = storage_quota(owner)
+    if quota is None:
+        return
+    earlier = BotVersion.objects.filter(pk=version.pk).values_list("built_size", flat=True)
+    used = storage_used(owner) - sum(earlier)
+    if used + built_size > quota:
+        built = f"the built bot ({_megabytes(built_size)}) does not fit in"
+        raise QuotaExceeded(
+            f"{built} your storage quota: {_room(used, quota)}; {_MAKE_ROOM}",
+            public=f"{built} its owner's storage quota",
+        )
+
+
+def lock_storage(owner_id: int) -> None:
+    """In a transaction: hold the user's row, whose storage is about to grow, so that uploads
+    and checks at once meet the quota one at a time (PostgreSQL; SQLite serialises
+    transactions)."""
+    User.objects.select_for_update().filter(pk=owner_id).first()
 
 
 def _declared_size(upload: IO[bytes]) -> int:
@@ -180,7 +223,7 @@ def _reserve(user: User, size: int) -> None:
     """In the transaction that creates a version: the quota check again, with the stored
     size and the user's row locked, so that uploads at once cannot pass it together."""
     if storage_quota(user) is not None:
-        User.objects.select_for_update().filter(pk=user.pk).first()
+        lock_storage(user.pk)
         check_quota(user, size)
 
 

@@ -64,6 +64,7 @@ def build_limits() -> BuildLimits:
         seconds=settings.BOT_BUILD_SECONDS,
         memory_mb=settings.BOT_BUILD_MEMORY_MB,
         disk_mb=settings.BOT_BUILD_DISK_MB,
+        output_mb=settings.BOT_BUILD_OUTPUT_MB,
     )
 
 

@@ -12,7 +12,11 @@ the build may fill, besides ``/tmp``); :data:`BUILD_SCRIPT` copies the folder fr
 it, runs the command with its standard output sent to its standard error (the build log), and
 then writes ``/bot`` as a tar stream on a descriptor the command never had. The referee reads at
 most ``disk_mb`` (and a margin) of it and unpacks it with tarfile's ``data`` filter: the stream is
-the bot's output, as untrusted as any.
+the bot's output, as untrusted as any. What the build leaves is kept in every worker's cache, so
+it has a limit of its own, ``output_mb``, below the room it may use while it runs. A hard link
+in the result becomes a plain copy of the file it names, which must come before it in the same
+stream (as tar writes them): ``/bot`` is a file system of its own, so a build can only link
+files it made or copied there, and a forged stream cannot name anything else.
 
 What went wrong is said in two kinds, as everywhere in the referee: :class:`BuildFailed` when
 the bot's build failed (its exit status, a limit, its log), an
@@ -21,19 +25,20 @@ the bot's build failed (its exit status, a limit, its log), an
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import fcntl
+import functools
 import os
+import posixpath
 import select
 import shutil
+import stat
 import tarfile
 import tempfile
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from arena.referee import cachedir
 from arena.referee.bots import BotSpec
 from arena.referee.errors import InfrastructureError
 from arena.referee.reasons import storable
@@ -96,7 +101,10 @@ class BuildLimits:
     max_processes: int = 512
     """Processes and threads (pids cgroup)."""
     disk_mb: int = 512
-    """Size of the workspace: the bot's folder, and everything the build leaves in it."""
+    """Size of the workspace: the bot's folder, and everything the build writes in it."""
+    output_mb: int = 200
+    """The most the files the build leaves in the bot's folder may hold (the built bot, kept
+    in each worker's cache); as much as an upload may unpack to."""
     scratch_mb: int = 512
     """Size of ``/tmp`` (the home folder: compiler caches)."""
     log_bytes: int = 64 * 1024
@@ -105,7 +113,14 @@ class BuildLimits:
     def __post_init__(self) -> None:
         if not self.seconds > 0:
             raise ValueError("BuildLimits.seconds must be positive")
-        for name in ("memory_mb", "max_processes", "disk_mb", "scratch_mb", "log_bytes"):
+        for name in (
+            "memory_mb",
+            "max_processes",
+            "disk_mb",
+            "output_mb",
+            "scratch_mb",
+            "log_bytes",
+        ):
             if getattr(self, name) <= 0:
                 raise ValueError(f"BuildLimits.{name} must be positive")
 
@@ -120,6 +135,12 @@ class Built:
     whose log was not kept)."""
     seconds: float = 0.0
     cached: bool = False
+
+    @functools.cached_property
+    def size(self) -> int:
+        """Bytes of the files of the built folder (0 for a bot without a build): what the
+        build keeps on each worker that runs the bot."""
+        return _files_size(self.spec.path) if self.spec.built else 0
 
 
 class Builder:
@@ -144,7 +165,7 @@ class Builder:
         try:
             self.cache_dir.mkdir(parents=True, exist_ok=True)
             target = self.cache_dir / spec.digest
-            with _locked(self.cache_dir / f".{spec.digest}.lock"):
+            with cachedir.locked(self.cache_dir, spec.digest):
                 if (target / "bot").is_dir():
                     return Built(self._built(spec, target), _read_log(target), cached=True)
                 started = time.monotonic()
@@ -212,7 +233,10 @@ class Builder:
                 raise BuildFailed(f"the build command failed ({describe_exit(status)})", log)
         finally:
             process.kill()
-        _unpack(stream, work / "bot", limits)
+        try:
+            _unpack(stream, work / "bot", limits)
+        except BuildFailed as e:
+            raise BuildFailed(e.reason, log) from None
         stream.unlink()
         shutil.rmtree(work / "workspace", ignore_errors=True)
         return str(storable(log))
@@ -248,16 +272,42 @@ def _collect(process: BotProcess, stream: Path, limits: BuildLimits) -> bool:
 
 
 def _unpack(stream: Path, target: Path, limits: BuildLimits) -> None:
-    """Unpack the build's result, refusing anything that is not plain files and folders."""
+    """Unpack the build's result: files, folders and symbolic links (kept inside the folder by
+    the ``data`` filter); a hard link as a copy of the file it names, which must come before
+    it in the stream. Refuses a result over ``output_mb``."""
     target.mkdir(mode=0o755)
+    limit = limits.output_mb << 20
     try:
         with tarfile.open(stream, "r:") as tar:
             members = []
+            files: dict[str, tarfile.TarInfo] = {}  # by name: what a hard link may name
+            size = 0
             for count, member in enumerate(tar, 1):
                 if count > _MAX_MEMBERS:
                     raise BuildFailed(f"the build left more than {_MAX_MEMBERS} files")
-                if not (member.isfile() or member.isdir() or member.issym()):
-                    continue  # pipes, devices, hard links: never part of a bot
+                if member.islnk():
+                    source = files.get(posixpath.normpath(member.linkname))
+                    if source is None:
+                        raise BuildFailed(
+                            "the build's result could not be read: the hard link "
+                            f"{_shown(member.name)} names {_shown(member.linkname)}, which is "
+                            "not a file before it in the result"
+                        )
+                    # The same data again, under the link's name: a file of its own.
+                    member = source.replace(name=member.name, deep=False)
+                elif not (member.isfile() or member.isdir() or member.issym()):
+                    continue  # pipes, devices: never part of a bot
+                name = posixpath.normpath(member.name)
+                if member.isfile():
+                    files[name] = member
+                    size += member.size
+                    if size > limit:
+                        raise BuildFailed(
+                            f"the build left more than {limits.output_mb} MiB in the bot's "
+                            "folder, the most a built bot may hold"
+                        )
+                else:
+                    files.pop(name, None)
                 members.append(member)
             tar.extractall(target, members=members, filter="data")
     except (tarfile.TarError, ValueError) as e:
@@ -272,18 +322,29 @@ def _unpack(stream: Path, target: Path, limits: BuildLimits) -> None:
                 os.chmod(path, 0o755 if executable else 0o644)
 
 
+def _shown(name: str) -> str:
+    """A name from the result, quoted and cut short for a reason.
+
+    >>> _shown("./leak"), _shown("a\\nb")
+    ("'leak'", "'a\\\\nb'")
+    """
+    name = posixpath.normpath(name)
+    return repr(name if len(name) <= 100 else name[:100] + "...")
+
+
+def _files_size(folder: Path) -> int:
+    """Bytes of the plain files under ``folder``."""
+    total = 0
+    for directory, _, names in os.walk(folder):
+        for name in names:
+            info = os.lstat(os.path.join(directory, name))
+            if stat.S_ISREG(info.st_mode):
+                total += info.st_size
+    return total
+
+
 def _read_log(target: Path) -> str:
     try:
         return (target / "build.log").read_text(encoding="utf-8", errors="replace")
     except OSError:
         return ""
-
-
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)

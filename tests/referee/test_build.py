@@ -14,7 +14,7 @@ from arena.referee.bots import BotSpec
 from arena.referee.build import Builder, BuildFailed, BuildLimits
 from tests.conftest import skip_unless_required
 
-from .games import BOTS
+from .games import BOTS, TEST_BOTS
 
 
 def make_bot(folder: Path, build: str, files: dict[str, str] | None = None) -> BotSpec:
@@ -189,3 +189,118 @@ def test_a_trusted_bot_builds_without_a_sandbox_too(unsandboxed, tmp_path):
     built = Builder(unsandboxed(), tmp_path / "builds").build(spec)
     assert "made" in built.log and os.access(built.spec.path / "bot", os.X_OK)
     assert not (folder / "bot").exists()
+
+
+# ----------------------------------------------------------------------------- the result's size
+
+
+def test_a_build_that_leaves_more_than_a_built_bot_may_hold_fails(builder, tmp_path):
+    """The folder may fill up during the build (``disk_mb``); what is left at its end is kept
+    in every worker's cache, so it has a limit of its own (``output_mb``)."""
+    spec = make_bot(
+        tmp_path / "b",
+        "head -c 3M /dev/zero > big && printf '#!/bin/sh\\n' > bot && chmod +x bot && echo wrote",
+    )
+    with pytest.raises(BuildFailed) as failed:
+        builder(output_mb=2).build(spec)
+    assert failed.value.reason == (
+        "the build left more than 2 MiB in the bot's folder, the most a built bot may hold"
+    )
+    assert "wrote" in failed.value.log
+    assert list((tmp_path / "builds").iterdir()) == []  # nothing kept
+
+
+def test_a_build_may_use_more_room_than_it_leaves(builder, tmp_path):
+    spec = make_bot(
+        tmp_path / "b",
+        "head -c 3M /dev/zero > scratch && rm scratch && head -c 1500000 /dev/zero > data && "
+        "printf '#!/bin/sh\\n' > bot && chmod +x bot",
+    )
+    b = builder(output_mb=2)
+    built = b.build(spec)
+    files = [p for p in built.spec.path.rglob("*") if p.is_file()]
+    assert built.size == sum(p.stat().st_size for p in files) > 1_500_000
+    assert b.build(spec).size == built.size  # from the cache, the same
+
+
+# ----------------------------------------------------------------------------- hard links
+
+
+def test_hard_links_a_build_makes_are_kept_as_plain_copies(builder, tmp_path, full_sandbox):
+    """``ln main.py hard`` used to drop both names: the bot could not start."""
+    folder = tmp_path / "b"
+    shutil.copytree(BOTS / "random", folder)
+    manifest = folder / "bot.toml"
+    manifest.write_text(
+        manifest.read_text() + 'build = "mkdir sub && ln main.py hard && ln main.py sub/again"\n'
+    )
+    spec = BotSpec.load(folder)
+    built = builder().build(spec)
+    source = (folder / "main.py").read_bytes()
+    for name in ("main.py", "hard", "sub/again"):
+        path = built.spec.path / name
+        assert path.is_file() and not path.is_symlink(), name
+        assert path.stat().st_nlink == 1 and path.read_bytes() == source, name
+    config = GameConfig("yinsh", built.spec, BotSpec.load(BOTS / "random"), TimeControl(10_000, 0))
+    result = Referee(full_sandbox()).play(config)
+    assert result.fault is None and result.outcome.result is not None, result.reason
+
+
+def test_a_build_cannot_hard_link_a_file_from_outside_its_folder(builder, tmp_path):
+    """Its folder is a file system of its own: a hard link into it can only name a file the
+    build made there (or copied from its own source)."""
+    outside = ("/etc/passwd", "/usr/bin/env", "/src/bot.toml", "/tmp/scratch", "/proc/self/exe")
+    script = "touch /tmp/scratch\n" + "".join(
+        f"ln {path} leak{i} || echo REFUSED {path}\n" for i, path in enumerate(outside)
+    )
+    script += "ln bot.toml mine && printf '#!/bin/sh\\n' > bot && chmod +x bot"
+    spec = make_bot(tmp_path / "b", script)
+    built = builder().build(spec)
+    assert built.log.count("REFUSED") == len(outside), built.log
+    assert built.log.count("Invalid cross-device link") == len(outside), built.log
+    assert not list(built.spec.path.glob("leak*"))
+    assert (built.spec.path / "mine").read_bytes() == (spec.folder / "bot.toml").read_bytes()
+
+
+def test_a_forged_hard_link_in_the_result_fails_the_build(unsandboxed, tmp_path):
+    """The result stream is untrusted: where the build runs as the referee's own user (here a
+    trusted bot, built without a sandbox) it can write its own tar on it, through
+    /proc/PID/fd of the shell that packs the result. A hard link in the result may only name
+    a file that comes before it in the same stream; one to a host file fails the build."""
+    spec = BotSpec.load(TEST_BOTS / "hostile" / "build-forged-hard-link", trusted=True)
+    with pytest.raises(BuildFailed) as failed:
+        Builder(unsandboxed(), tmp_path / "builds").build(spec)
+    assert failed.value.reason == (
+        "the build's result could not be read: the hard link 'leak' names '/etc/passwd', "
+        "which is not a file before it in the result"
+    )
+    assert "forged" in failed.value.log  # its stream did get in
+    assert list((tmp_path / "builds").iterdir()) == []
+
+
+def test_a_sandboxed_build_cannot_reach_its_result_stream(builder):
+    """In the full sandbox the build runs as a user of its own, and the stream's pipe is the
+    referee's: the same forgery is refused."""
+    spec = BotSpec.load(TEST_BOTS / "hostile" / "build-forged-hard-link")
+    with pytest.raises(BuildFailed) as failed:
+        builder().build(spec)
+    assert failed.value.reason == "the build command failed (exit code 1)"
+    assert "Permission denied" in failed.value.log and "forged" not in failed.value.log
+
+
+# ----------------------------------------------------------------------------- the cache folder
+
+
+def test_a_failed_build_leaves_nothing_in_the_cache_folder(builder, tmp_path):
+    spec = make_bot(tmp_path / "b", "echo no; exit 2")
+    with pytest.raises(BuildFailed):
+        builder().build(spec)
+    assert list((tmp_path / "builds").iterdir()) == []
+
+
+def test_a_build_leaves_only_its_entry_in_the_cache_folder(builder, tmp_path):
+    spec = make_bot(tmp_path / "b", "printf '#!/bin/sh\\n' > bot && chmod +x bot")
+    b = builder()
+    b.build(spec)
+    b.build(spec)  # from the cache
+    assert [p.name for p in (tmp_path / "builds").iterdir()] == [spec.digest]

@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from arena.referee.cachedir import evict, lease
+from arena.referee.cachedir import evict, lease, locked
 
 HOUR = 3600.0
 ROOT = Path(__file__).resolve().parents[2]
@@ -131,3 +131,44 @@ def test_a_lease_on_an_entry_evicted_meanwhile_holds_the_new_one(tmp_path: Path)
         backdate(again, 100)
         assert evict([tmp_path], idle_s=HOUR).in_use == [f"{tmp_path.name}/bot"]
     assert again.is_dir()
+
+
+def test_a_lease_on_an_entry_that_never_came_leaves_nothing(tmp_path: Path) -> None:
+    """A failed unpacking or build: the entry was leased and never made."""
+    with lease(tmp_path, "failed"):
+        assert (tmp_path / ".failed.use").exists()
+    assert list(tmp_path.iterdir()) == []
+    entry(tmp_path, "made")
+    with lease(tmp_path, "made"):
+        pass
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".made.use", "made"]
+
+
+def test_the_last_of_several_leases_on_a_missing_entry_cleans_up(tmp_path: Path) -> None:
+    with lease(tmp_path, "failed"):
+        with lease(tmp_path, "failed"):
+            pass
+        assert (tmp_path / ".failed.use").exists()  # still held
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_exclusive_lock_is_removed_when_released(tmp_path: Path) -> None:
+    with locked(tmp_path, "key"):
+        assert (tmp_path / ".key.lock").exists()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_eviction_removes_lock_and_use_files_of_entries_that_are_gone(tmp_path: Path) -> None:
+    """Left by processes that died, or by older versions of the arena."""
+    entry(tmp_path, "kept")
+    for name in (".gone.use", ".gone.lock", ".kept.use", ".kept.lock", ".held.use"):
+        (tmp_path / name).touch()
+    with lease(tmp_path, "held"), locked(tmp_path, "building"):
+        evict([tmp_path], idle_s=HOUR)
+        assert sorted(p.name for p in tmp_path.iterdir()) == [
+            ".building.lock",
+            ".held.use",
+            ".kept.use",
+            "kept",
+        ]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".kept.use", "kept"]

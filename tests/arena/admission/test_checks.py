@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -159,7 +160,7 @@ def test_a_bot_built_from_source_passes_its_check_and_plays(
 
 @pytest.mark.django_db
 def test_a_failed_build_rejects_the_version_with_its_output_for_its_owner_only(
-    user: Any, other_user: Any, client: Any, tmp_path: Path
+    user: Any, other_user: Any, client: Any, tmp_path: Path, settings: Any
 ) -> None:
     from tests.referee.test_build import make_bot
 
@@ -174,12 +175,63 @@ def test_a_failed_build_rejects_the_version_with_its_output_for_its_owner_only(
     assert v.build_failed and "expected ; before return" in v.stderr_tail
     assert any(line.startswith("FAIL the build") for line in v.report)
     assert not Match.objects.exists()
+    assert list(Path(settings.BOT_BUILD_DIR).iterdir()) == []  # no lock or use file stays
     client.force_login(user)
     page = client.get(v.get_absolute_url()).content.decode()
     assert "Build output" in page and "expected ; before return" in page
     client.force_login(other_user)
     page = client.get(v.get_absolute_url()).content.decode()
     assert v.reason in page and "expected ; before return" not in page
+
+
+def random_with_build(folder: Path, build: str) -> bytes:
+    """The built-in random bot, zipped, with a build."""
+    shutil.copytree(BOTS / "random", folder)
+    manifest = folder / "bot.toml"
+    manifest.write_text(manifest.read_text() + f"build = {json.dumps(build)}\n")
+    return zipped_folder(folder)
+
+
+def built_files(settings: Any) -> list[Path]:
+    return [p for p in Path(settings.BOT_BUILD_DIR).glob("*/bot/**/*") if p.is_file()]
+
+
+@pytest.mark.django_db
+def test_what_a_build_keeps_counts_in_its_owners_storage(
+    user: Any, anchor: Any, settings: Any, tmp_path: Path
+) -> None:
+    settings.QUALIFICATION_GAMES = 1
+    data = random_with_build(tmp_path / "b", "head -c 300000 /dev/zero > table")
+    v = submit(user, "tabled", data, "tabled.zip")
+    assert admission.check_version(v.pk) == "active"
+    v.refresh_from_db()
+    assert v.built_size == sum(p.stat().st_size for p in built_files(settings)) > 300_000
+    assert services.storage_used(user) == v.size + v.built_size
+
+
+@pytest.mark.django_db
+def test_a_build_that_does_not_fit_in_its_owners_storage_rejects_the_version(
+    user: Any, anchor: Any, settings: Any, tmp_path: Path
+) -> None:
+    data = random_with_build(tmp_path / "b", "head -c 300000 /dev/zero > table")
+    settings.BOT_QUOTA_MB = (len(data) + 200_000) / (1 << 20)  # room for the upload only
+    v = submit(user, "tabled", data, "tabled.zip")
+    BotVersion.objects.filter(pk=v.pk).update(built_size=1000)  # as an earlier check left it
+    assert admission.check_version(v.pk) == "rejected"
+    v.refresh_from_db()
+    size = f"{sum(p.stat().st_size for p in built_files(settings)) / (1 << 20):.1f} MB"
+    # The public words say what failed; the owner's report, how much room they use.
+    assert v.reason == (
+        f"the build failed: the built bot ({size}) does not fit in its owner's storage quota"
+    )
+    assert v.build_failed and v.built_size == 0
+    assert any(
+        line.startswith(f"FAIL the build: the built bot ({size}) does not fit in your storage")
+        and "your bots' uploads and builds use" in line
+        for line in v.report
+    )
+    assert not Match.objects.exists()
+    assert services.storage_used(user) == v.size
 
 
 @pytest.mark.django_db

@@ -1,5 +1,6 @@
-"""The storage quota: the sum of a user's uploads, checked by the one upload service that the
-site, the API and the ``uploadbot`` command share."""
+"""The storage quota: the sum of a user's uploads and of what their builds keep, checked by the
+one upload service that the site, the API and the ``uploadbot`` command share, and by the check
+of a version that has a build (tests/arena/admission/test_checks.py)."""
 
 from __future__ import annotations
 
@@ -104,7 +105,8 @@ def test_the_site_and_the_api_show_the_quota_message(
     c.force_login(user)
     r = c.post("/upload/", {"name": "webbot", "file": SimpleUploadedFile("b.zip", bot_zip)})
     assert (
-        r.status_code == 200 and "storage quota: your bots&#x27; uploads use" in r.content.decode()
+        r.status_code == 200
+        and "storage quota: your bots&#x27; uploads and builds use" in r.content.decode()
     )
     r = client_for(user).post(
         "/api/bots/",
@@ -113,3 +115,37 @@ def test_the_site_and_the_api_show_the_quota_message(
     )
     assert r.status_code == 400 and "storage quota" in r.json()["file"][0]
     assert not Bot.objects.exists()
+
+
+@pytest.mark.django_db
+def test_what_the_builds_keep_counts_in_the_quota(user: Any, settings: Any, bot_zip: bytes) -> None:
+    built = make_version(user, "built")
+    plain = make_version(user, "plain", status=BotVersion.Status.REJECTED)
+    BotVersion.objects.filter(pk=built.pk).update(built_size=3 * MB)
+    assert services.storage_used(user) == built.size + plain.size + 3 * MB
+    # Room for the uploads and this file, not for the build as well.
+    settings.BOT_QUOTA_MB = (built.size + plain.size + len(bot_zip)) / MB + 1
+    with pytest.raises(services.QuotaExceeded) as refused:
+        services.create_bot(user, "more", upload(bot_zip, "more.zip"))
+    assert "your bots' uploads and builds use 3." in str(refused.value)
+
+
+@pytest.mark.django_db
+def test_a_build_must_fit_in_what_is_left_of_the_quota(user: Any, settings: Any) -> None:
+    other = make_version(user, "other")
+    version = make_version(user, "new", status=BotVersion.Status.CHECKING)
+    settings.BOT_QUOTA_MB = (other.size + version.size) / MB + 2
+    services.check_build_quota(version, 2 * MB)  # just fits
+    with pytest.raises(services.QuotaExceeded) as refused:
+        services.check_build_quota(version, 2 * MB + 1)
+    assert str(refused.value) == (
+        "the built bot (2.0 MB) does not fit in your storage quota: your bots' uploads and "
+        f"builds use {(other.size + version.size) / MB:.1f} MB of your "
+        f"{settings.BOT_QUOTA_MB:.1f} MB; delete a bot that never played, or ask an operator "
+        "for more room"
+    )
+    # Checked again, a version's own earlier build is not counted twice.
+    BotVersion.objects.filter(pk=version.pk).update(built_size=2 * MB)
+    services.check_build_quota(version, 2 * MB)
+    settings.BOT_QUOTA_MB = 0
+    services.check_build_quota(version, 10**12)  # no quota

@@ -1,0 +1,3 @@
+"""Never runs: its build fails."""
+
+raise SystemExit(1)
