@@ -51,6 +51,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
+    "axes",
     "arena.local",
     "arena.jobs",
     "arena.notifications",
@@ -72,10 +73,13 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "arena.web.middleware.PageRateLimit",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "arena.web.middleware.RefusalPages",
     "arena.web.security.ContentSecurityPolicy",
+    # Last, as django-axes asks: it answers a login refused while locked out.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "arena.urls"
@@ -270,6 +274,13 @@ THROTTLE_RATES: dict[str, str] = {
     "tournament": env_str("ARENA_THROTTLE_TOURNAMENT", "10/hour"),
     "api": env_str("ARENA_THROTTLE_API", "300/minute"),
     "anon": env_str("ARENA_THROTTLE_ANON", "120/minute"),
+    # Per user: test notifications, and emails that ask to verify an address.
+    "notify_test": env_str("ARENA_THROTTLE_NOTIFY_TEST", "5/hour"),
+    "verify_email": env_str("ARENA_THROTTLE_VERIFY_EMAIL", "3/hour"),
+    # Per address and per email asked for: password reset requests.
+    "password_reset": env_str("ARENA_THROTTLE_PASSWORD_RESET", "5/hour"),
+    # Per address: the site's pages asked for without a login (arena.web.middleware).
+    "pages": env_str("ARENA_THROTTLE_PAGES", "300/minute"),
 }
 
 # --------------------------------------------------------------------------- the arena
@@ -489,6 +500,37 @@ LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/"
 
+# --------------------------------------------------------------------------- accounts: logins
+
+#: Failed logins (the site's form, ``POST /api/token/``, the admin's) are counted by django-axes
+#: in the database, so every web process sees the same counts (arena.web.logins). A username
+#: tried from one address is locked after LOGIN_FAILURES_PER_ACCOUNT failures, an address after
+#: LOGIN_FAILURES_PER_ADDRESS failures at any usernames; either for LOGIN_COOL_OFF_MINUTES from
+#: its last counted failure. A login refused while locked is not counted (the wait is fixed).
+LOGIN_FAILURES_PER_ACCOUNT = env_int("ARENA_LOGIN_FAILURES_PER_ACCOUNT", 5)
+LOGIN_FAILURES_PER_ADDRESS = env_int("ARENA_LOGIN_FAILURES_PER_ADDRESS", 20)
+LOGIN_COOL_OFF_MINUTES = env_int("ARENA_LOGIN_COOL_OFF_MINUTES", 15)
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_ENABLED = env_bool("ARENA_LOGIN_LIMITS", True)
+AXES_HANDLER = "arena.web.logins.Attempts"
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "ip_address"]
+AXES_FAILURE_LIMIT = "arena.web.logins.failure_limit"
+AXES_COOLOFF_TIME = "arena.web.logins.cool_off"
+AXES_RESET_ON_SUCCESS = True
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
+AXES_LOCKOUT_CALLABLE = "arena.web.logins.lockout_response"
+AXES_USERNAME_CALLABLE = "arena.web.logins.username"
+AXES_VERBOSE = False
+#: No log of successful logins kept (only the failures that count, until their cool-off ends).
+AXES_DISABLE_ACCESS_LOG = True
+#: The client's address: arena.web.clients, after PROXY_COUNT (below).
+AXES_CLIENT_IP_CALLABLE = "arena.web.clients.address"
+#: Email verification links (arena.notifications.verification) work this many days.
+EMAIL_VERIFY_DAYS = env_int("ARENA_EMAIL_VERIFY_DAYS", 3)
+
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = True
@@ -505,6 +547,14 @@ SECURE_SSL_REDIRECT = HTTPS
 #: The health check is asked over plain HTTP from beside the web server (compose's check).
 SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if HTTPS else None
+#: The client's address, for the login limits and every per-address one (arena.web.clients):
+#: the connection's own (REMOTE_ADDR) unless ARENA_PROXY_COUNT reverse proxies stand in front
+#: of the site; then the address the outermost of them was reached from, read from
+#: X-Forwarded-For counting from the right (each proxy appends the address it was reached
+#: from), so that what a client writes in that header itself is never believed. One proxy by
+#: default where the site is served over HTTPS (through its TLS proxy): with none counted,
+#: every visitor would share the proxy's address, and its limits.
+PROXY_COUNT = env_int("ARENA_PROXY_COUNT", 1 if HTTPS else 0)
 #: Browsers remember to come back over HTTPS only (sent on HTTPS answers only); also for the
 #: names below the site's own, which it alone serves.
 SECURE_HSTS_SECONDS = env_int("ARENA_HSTS_SECONDS", 365 * 24 * 3600) if HTTPS else 0

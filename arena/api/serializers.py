@@ -648,7 +648,14 @@ class VersionDetailSerializer(VersionSerializer):
 
 class NotificationSettingsSerializer(serializers.Serializer):
     email = serializers.BooleanField(help_text="Send email (to email_address, when set).")
-    email_address = serializers.EmailField(allow_blank=True, help_text="The account's address.")
+    email_address = serializers.EmailField(
+        allow_blank=True,
+        help_text="The account's address. A new one is sent a verification link, and gets no "
+        "other mail until the link is followed.",
+    )
+    email_verified = serializers.BooleanField(
+        read_only=True, help_text="Whether email_address is verified."
+    )
     webhook = serializers.BooleanField(help_text="POST JSON to webhook_url.")
     webhook_url = serializers.URLField(
         allow_blank=True, max_length=500, help_text="An http(s) URL at a public address."
@@ -662,3 +669,9 @@ class NotificationSettingsSerializer(serializers.Serializer):
 class NotificationTestSerializer(serializers.Serializer):
     sent = serializers.BooleanField(help_text="False when no channel is on.")
     channels = serializers.ListField(child=serializers.CharField())
+
+
+class NotificationVerifySerializer(serializers.Serializer):
+    sent = serializers.BooleanField(
+        help_text="False when there is no address, or it is verified already."
+    )

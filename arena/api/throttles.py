@@ -3,6 +3,8 @@
 ``api`` limits each logged-in user's requests, ``anon`` each address's requests without a
 login; both rates come from ``THROTTLE_RATES`` (``ARENA_THROTTLE_API``, ``ARENA_THROTTLE_ANON``)
 when the request arrives, not when the module was imported. Operators (staff) are not limited.
+An address is the client's as every per-address limit reads it (:func:`arena.web.clients.address`:
+``X-Forwarded-For`` only behind ``ARENA_PROXY_COUNT`` proxies, from the right), not DRF's.
 The limits on actions (uploads, tests, challenges, tournaments) are not here: the services
 apply them (:mod:`arena.core.throttles`), for the site and the API alike.
 """
@@ -16,6 +18,7 @@ from rest_framework.request import Request
 from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
 
 from arena.core.throttles import parse_rate
+from arena.web import clients
 
 if TYPE_CHECKING:  # DRF's views import this module (its settings name it): no cycle at run time
     from rest_framework.views import APIView
@@ -48,3 +51,6 @@ class UserThrottle(_SettingsRate, UserRateThrottle):
 
 class AnonThrottle(_SettingsRate, AnonRateThrottle):
     scope = "anon"
+
+    def get_ident(self, request: Request) -> str:
+        return clients.address(request)

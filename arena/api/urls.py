@@ -22,6 +22,11 @@ urlpatterns = [
         name="api-notification-settings",
     ),
     path("notifications/test/", views.NotificationTestView.as_view(), name="api-notification-test"),
+    path(
+        "notifications/verify/",
+        views.NotificationVerifyView.as_view(),
+        name="api-notification-verify",
+    ),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("", include(router.urls)),

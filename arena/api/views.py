@@ -27,6 +27,7 @@ from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.decorators import action
 from rest_framework.exceptions import (
     APIException,
+    NotAuthenticated,
     NotFound,
     ParseError,
     PermissionDenied,
@@ -49,6 +50,7 @@ from arena.ratings import services as ratings
 from arena.ratings.models import Rating
 from arena.tournaments import services as tournaments
 from arena.tournaments.models import Tournament
+from arena.web import logins
 
 #: A tournament's pause, resume or cancel: True if done, False if its status forbids it now.
 Transition = Callable[[User | AnonymousUser, Tournament], bool]
@@ -189,6 +191,8 @@ class VersionViewSet(viewsets.ReadOnlyModelViewSet):
     def source(self, request: Request, pk: str) -> FileResponse:
         """Download the uploaded file (owner only)."""
         version = self.get_object()
+        if not request.user.is_authenticated:
+            raise NotAuthenticated("log in (a token or the session) to download a source")
         if not bots.can_manage(request.user, version.bot):
             raise PermissionDenied("only the bot's owner may download its source")
         return FileResponse(
@@ -402,6 +406,7 @@ class NotificationSettingsView(drf_views.APIView):
         return {
             "email": prefs.email,
             "email_address": user.email,
+            "email_verified": notifications.is_verified(user),
             "webhook": prefs.webhook,
             "webhook_url": prefs.webhook_url,
             "events": list(prefs.events),
@@ -456,12 +461,35 @@ class NotificationTestView(drf_views.APIView):
         return Response({"sent": n is not None, "channels": channels}, status=202)
 
 
+@extend_schema(tags=["notifications"])
+class NotificationVerifyView(drf_views.APIView):
+    """Mail the link that verifies your email address to it again (docs/notifications.md)."""
+
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(request=None, responses={202: s.NotificationVerifySerializer})
+    def post(self, request: Request) -> Response:
+        assert isinstance(request.user, User)
+        n = notifications.send_verification(request.user)
+        return Response({"sent": n is not None}, status=202)
+
+
 @method_decorator(never_cache, name="dispatch")  # as OAuth 2's token responses (RFC 6749, 5.1)
 class TokenView(ObtainAuthToken):
     """A token for a username and password (DRF's view), its JSON read by the API's parser;
-    no cache keeps the answer."""
+    no cache keeps the answer. Failed logins count against the login limits
+    (:mod:`arena.web.logins`): over them, a 429 that says when to try again."""
 
     parser_classes = [FormParser, MultiPartParser, JSONParser]
+
+    def post(self, request: Request, *args: object, **kwargs: object) -> Response:
+        try:
+            return super().post(request, *args, **kwargs)
+        except ValidationError:
+            # django-axes marks the request it refused (or whose failure reached a limit).
+            if getattr(request, "axes_locked_out", False):
+                raise logins.locked(request) from None
+            raise
 
 
 @csrf_exempt

@@ -9,6 +9,10 @@ a refused or mistaken request costs nothing. :class:`Throttled` is a refusal
 (:class:`arena.core.errors.Refused`): the API answers it with 429 and ``Retry-After``, a form
 shows its message on a page sent with 429.
 
+The same limits hold for what is counted by something other than a user: the requests for a
+password reset by address and by email (:func:`check_key`, :func:`record_key`, keyed by any
+string), and the pages an address asks for without a login (:func:`hit`).
+
 The counts live in Django's cache: per process with the default (local memory), shared by
 every process with ``REDIS_URL`` (the Redis cache). Operators (staff) are not limited.
 
@@ -18,6 +22,7 @@ Leaf module: Django and :mod:`arena.core` only, no app.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import math
 import time
 from collections.abc import Iterator
@@ -29,7 +34,19 @@ from django.core.cache import cache
 
 from arena.core.errors import Refused
 
-__all__ = ["ACTIONS", "Rate", "Throttled", "check", "limited", "parse_rate", "record"]
+__all__ = [
+    "ACTIONS",
+    "Rate",
+    "Throttled",
+    "check",
+    "check_key",
+    "duration",
+    "hit",
+    "limited",
+    "parse_rate",
+    "record",
+    "record_key",
+]
 
 #: The limited actions: scope -> what one of them is called in a message.
 ACTIONS = {
@@ -37,6 +54,10 @@ ACTIONS = {
     "test": "tests",
     "challenge": "challenges",
     "tournament": "tournaments",
+    "notify_test": "test notifications",
+    "verify_email": "verification emails",
+    "password_reset": "password reset requests",
+    "pages": "page requests",
 }
 
 _PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -87,16 +108,17 @@ class Throttled(Refused):
         self.wait = max(1, math.ceil(wait))
         super().__init__(
             f"too many {ACTIONS.get(scope, scope)}: at most {rate}; "
-            f"try again in {_duration(self.wait)}"
+            f"try again in {duration(self.wait)}"
         )
 
     def headers(self) -> dict[str, str]:
         return {"Retry-After": str(self.wait)}
 
 
-def _duration(seconds: int) -> str:
-    """
-    >>> _duration(1), _duration(90), _duration(7200)
+def duration(seconds: int) -> str:
+    """A wait in words, rounded up.
+
+    >>> duration(1), duration(90), duration(7200)
     ('1 second', '2 minutes', '2 hours')
     """
     for unit, name in ((3600, "hour"), (60, "minute")):
@@ -118,6 +140,12 @@ def _key(scope: str, user: User | AnonymousUser) -> str:
     return f"throttle:{scope}:{user.pk}"
 
 
+def _subject_key(scope: str, subject: str) -> str:
+    # Hashed: an address or an email may hold characters a cache key may not.
+    digest = hashlib.sha256(subject.encode()).hexdigest()[:32]
+    return f"throttle:{scope}:by:{digest}"
+
+
 def _history(key: str, rate: Rate, now: float) -> list[float]:
     """The times of the actions still inside the window, newest first."""
     return [t for t in cache.get(key, []) if t > now - rate.seconds]
@@ -125,11 +153,35 @@ def _history(key: str, rate: Rate, now: float) -> list[float]:
 
 def check(user: User | AnonymousUser, scope: str) -> None:
     """Raise :class:`Throttled` when ``user`` has used up the rate of ``scope``."""
+    if _exempt(user):
+        return
+    _check(_key(scope, user), scope)
+
+
+def record(user: User | AnonymousUser, scope: str) -> None:
+    """Count one action of ``scope`` by ``user``."""
+    if _exempt(user):
+        return
+    _record(_key(scope, user), scope)
+
+
+def check_key(subject: str, scope: str) -> None:
+    """Raise :class:`Throttled` when ``subject`` (an address, an email: any string) has used
+    up the rate of ``scope``."""
+    _check(_subject_key(scope, subject), scope)
+
+
+def record_key(subject: str, scope: str) -> None:
+    """Count one action of ``scope`` by ``subject``."""
+    _record(_subject_key(scope, subject), scope)
+
+
+def _check(key: str, scope: str) -> None:
     rate = _rate(scope)
-    if rate is None or _exempt(user):
+    if rate is None:
         return
     now = time.time()
-    history = _history(_key(scope, user), rate, now)
+    history = _history(key, rate, now)
     if len(history) >= rate.count:
         # Allowed again when the oldest action that counts leaves the window (a rate of 0:
         # after a whole period, to ask again).
@@ -137,15 +189,22 @@ def check(user: User | AnonymousUser, scope: str) -> None:
         raise Throttled(scope, rate, oldest + rate.seconds - now)
 
 
-def record(user: User | AnonymousUser, scope: str) -> None:
-    """Count one action of ``scope`` by ``user``."""
+def _record(key: str, scope: str) -> None:
     rate = _rate(scope)
-    if rate is None or _exempt(user):
+    if rate is None:
         return
     now = time.time()
-    key = _key(scope, user)
     history = [now, *_history(key, rate, now)][: rate.count]
     cache.set(key, history, rate.seconds)
+
+
+def hit(subject: str, scope: str) -> None:
+    """Count one request of ``subject``, or raise :class:`Throttled` (not counting it) when
+    ``subject`` has used up the rate of ``scope``: the check and the count at once, for limits
+    on requests rather than on work."""
+    key = _subject_key(scope, subject)
+    _check(key, scope)
+    _record(key, scope)
 
 
 @contextlib.contextmanager

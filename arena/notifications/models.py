@@ -23,10 +23,13 @@ class Event(models.TextChoices):
     VERSION_FAILING = "version_failing", "a version of my bot fails often"
     #: The settings page's "send a test notification": always sent, whatever the events chosen.
     TEST = "test", "a test notification"
+    #: The link that verifies an email address: by email only, to the address it verifies.
+    VERIFY_EMAIL = "verify_email", "a link to verify my email address"
 
 
-#: The events a user can choose (the test notification is always sent).
-CHOOSABLE = [e for e in Event if e is not Event.TEST]
+#: The events a user can choose (the test notification and the verification link are always
+#: sent).
+CHOOSABLE = [e for e in Event if e not in (Event.TEST, Event.VERIFY_EMAIL)]
 
 
 def every_event() -> list[str]:
@@ -36,7 +39,13 @@ def every_event() -> list[str]:
 
 class NotificationSettings(models.Model):
     """One user's choices. A user without a row gets the defaults (:meth:`defaults`): email
-    (when their account has an address) for every event, no webhook."""
+    (when their account has a verified address) for every event, no webhook.
+
+    ``verified_email`` is the address whose verification link was followed: the account's
+    address is verified while it is that one (:meth:`verified`), so that changing it, by any
+    means, leaves the new one unverified. No mail but the verification link goes to an
+    unverified address.
+    """
 
     user = models.OneToOneField(
         settings.AUTH_USER_MODEL,
@@ -47,6 +56,9 @@ class NotificationSettings(models.Model):
     email = models.BooleanField(default=True, help_text="Send email to the account's address.")
     webhook = models.BooleanField(default=False, help_text="POST JSON to the webhook URL.")
     webhook_url = models.URLField(max_length=500, blank=True)
+    verified_email = models.EmailField(
+        blank=True, help_text="The address a verification link was followed for."
+    )
     #: The events chosen (:class:`Event` values).
     events: models.JSONField[list[str], list[str]] = models.JSONField(default=every_event)
     updated_at = models.DateTimeField(auto_now=True)
@@ -64,7 +76,11 @@ class NotificationSettings(models.Model):
         return cls(user_id=user_id)
 
     def wants(self, event: str) -> bool:
-        return event == Event.TEST or event in self.events
+        return event in (Event.TEST, Event.VERIFY_EMAIL) or event in self.events
+
+    def verified(self, address: str) -> bool:
+        """Whether ``address`` (the account's) is the verified one."""
+        return bool(address) and address == self.verified_email
 
 
 class Notification(models.Model):

@@ -5,6 +5,10 @@ Any app above this one calls :func:`notify`; it never blocks: the request or the
 calls it only writes rows, and a Celery task sends the email or posts the webhook, retrying
 with a growing pause (:mod:`arena.notifications.tasks`). A delivery is sent at least once: a
 worker that dies between sending and writing SENT sends it again.
+
+Email goes only to a verified address (:func:`is_verified`): the account's address, once the
+link mailed to it by :func:`send_verification` was followed (:func:`confirm_email`). Until then
+that link is the only mail it gets, and no more of them than the ``verify_email`` rate allows.
 """
 
 from __future__ import annotations
@@ -20,8 +24,9 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from arena.core import throttles
 from arena.jobs import claims
-from arena.notifications import webhook
+from arena.notifications import verification, webhook
 from arena.notifications.models import (
     Delivery,
     Event,
@@ -35,8 +40,12 @@ log = logging.getLogger(__name__)
 __all__ = [
     "DELIVER",
     "Event",
+    "confirm_email",
     "deliver",
+    "is_verified",
     "notify",
+    "send_test",
+    "send_verification",
     "settings_of",
     "update_settings",
 ]
@@ -73,7 +82,8 @@ def notify(
     """Tell ``user`` (a user or its primary key) about ``event`` (an :class:`Event` value).
 
     Writes a :class:`Notification` and one :class:`Delivery` per channel the user chose for
-    this event (email when their account has an address; the webhook when on and set), and
+    this event (email when their account has a verified address; the webhook when on and
+    set), and
     sends each delivery's task once the current transaction commits (at once outside one).
     ``url``: the page it is about (a site path such as ``/bots/x/`` is made a full URL);
     ``data``: extra JSON for webhooks. Returns the notification, or None when the user wants
@@ -89,10 +99,24 @@ def notify(
         get_user_model().objects.filter(pk=user_id).values_list("email", flat=True).first() or ""
     )
     targets: list[tuple[str, str]] = []
-    if prefs.email and address:
+    if prefs.email and prefs.verified(address):
         targets.append((Delivery.Channel.EMAIL, address))
     if prefs.webhook and prefs.webhook_url:
         targets.append((Delivery.Channel.WEBHOOK, prefs.webhook_url))
+    return _send(user_id, event, subject, text, url, data, targets)
+
+
+def _send(
+    user_id: int,
+    event: str,
+    subject: str,
+    text: str,
+    url: str,
+    data: JSONObject | None,
+    targets: list[tuple[str, str]],
+) -> Notification | None:
+    """Write the notification and its deliveries (one per target: channel, where), and send
+    each after the transaction commits. None when there is nowhere to send it."""
     if not targets:
         return None
     with transaction.atomic():
@@ -149,7 +173,11 @@ def deliver(delivery_id: int) -> str:
 
 
 def _email(address: str, n: Notification) -> None:
-    body = n.text + (f"\n\n{n.url}" if n.url else "")
+    url = n.url
+    if n.event == Event.VERIFY_EMAIL:
+        token = verification.make_token(n.user_id, address)
+        url = absolute(verification.PATH.format(token=token))
+    body = n.text + (f"\n\n{url}" if url else "")
     body += f"\n\n-- \n{settings.SITE_NAME}. Choose what you are told: " + absolute(
         "/accounts/notifications/"
     )
@@ -187,7 +215,9 @@ def update_settings(
     unknown = [e for e in choices.events if e not in Event.values or e == Event.TEST]
     if unknown:
         raise ValueError(f"unknown events: {', '.join(unknown)}")
-    if email_address is not None and email_address.strip() != user.email:
+    changed = email_address is not None and email_address.strip() != user.email
+    if changed:
+        assert email_address is not None
         user.email = email_address.strip()
         user.save(update_fields=["email"])
     prefs, _ = NotificationSettings.objects.update_or_create(
@@ -199,12 +229,71 @@ def update_settings(
             "events": [e.value for e in Event if e.value in choices.events],
         },
     )
+    if changed and user.email:
+        try:
+            send_verification(user)
+        except throttles.Throttled as e:  # the address is saved; the user asks again later
+            log.info("no verification link for user %s now: %s", user.pk, e)
     return prefs
 
 
+def is_verified(user: User) -> bool:
+    """Whether the account's email address is verified (an empty one never is)."""
+    return settings_of(user).verified(user.email)
+
+
+def send_verification(user: User) -> Notification | None:
+    """Mail the account's address a link that verifies it (:mod:`.verification`). None when
+    there is no address or it is verified already. At most the ``verify_email`` rate, per user
+    and per address (:class:`~arena.core.throttles.Throttled` beyond: nothing is sent)."""
+    address = user.email
+    if not address or is_verified(user):
+        return None
+    by_address = f"email:{address.casefold()}"
+    throttles.check(user, "verify_email")
+    throttles.check_key(by_address, "verify_email")
+    days = settings.EMAIL_VERIFY_DAYS
+    text = (
+        f"Someone, probably you, gave this address to the account {user.username} at "
+        f"{settings.SITE_NAME}. Follow the link below within {days} days to verify it; "
+        "until then no other mail is sent to it. If it was not you, ignore this message."
+    )
+    # The link is made when the mail is sent (_email), so that it is kept nowhere else: not
+    # in the notification, which the settings page lists.
+    n = _send(
+        user.pk,
+        Event.VERIFY_EMAIL,
+        "Verify your email address",
+        text,
+        "",
+        {},
+        [(Delivery.Channel.EMAIL, address)],
+    )
+    throttles.record(user, "verify_email")
+    throttles.record_key(by_address, "verify_email")
+    return n
+
+
+def confirm_email(token: str) -> User:
+    """Mark the address a verification link names as verified, and return its user. Raises
+    :class:`~.verification.VerificationError` when the link is damaged or expired, or the
+    account's address is no longer the one it was sent to (nothing changes)."""
+    user_id, address = verification.read_token(token)
+    user = get_user_model().objects.filter(pk=user_id).first()
+    if user is None or user.email != address:
+        raise verification.VerificationError(
+            "this verification link is for an address the account no longer has"
+        )
+    NotificationSettings.objects.update_or_create(user=user, defaults={"verified_email": address})
+    return user
+
+
 def send_test(user: User) -> Notification | None:
-    """The settings page's button: a test notification on every channel the user chose."""
-    return notify(
+    """The settings page's button: a test notification on every channel the user chose. At
+    most the ``notify_test`` rate (:class:`~arena.core.throttles.Throttled` beyond); only a
+    notification that went somewhere counts."""
+    throttles.check(user, "notify_test")
+    n = notify(
         user,
         Event.TEST,
         "Test notification",
@@ -212,6 +301,9 @@ def send_test(user: User) -> Notification | None:
         "/accounts/notifications/",
         data={"test": True},
     )
+    if n is not None:
+        throttles.record(user, "notify_test")
+    return n
 
 
 def recent(user: User, *, limit: int = 20) -> list[Notification]:

@@ -27,12 +27,27 @@ from arena.games.filters import TERMINATIONS
 from arena.games.models import Match
 from arena.notifications.models import CHOOSABLE
 from arena.tournaments import limits
+from arena.web import usernames
 
 
 class SignUpForm(UserCreationForm):
     class Meta(UserCreationForm.Meta):  # type: ignore[name-defined]  # django-stubs omit this Meta
         fields = ("username", "email")
-        help_texts = {"email": "Optional: for resetting a forgotten password, and notifications."}
+        help_texts = {
+            "email": "Optional: for resetting a forgotten password, and notifications. A link "
+            "is mailed to it to verify it first."
+        }
+
+    def clean_username(self) -> str:
+        """Django's checks (a name taken in another case too: then no name comes back), and
+        no name that looks like an existing user's (:mod:`arena.web.usernames`)."""
+        name = super().clean_username()
+        like = usernames.too_like(name) if name else None
+        if like is not None and like != name:
+            raise forms.ValidationError(
+                f"This name is too like an existing name ({like}); choose another."
+            )
+        return name
 
 
 class BotFileField(forms.FileField):
@@ -130,7 +145,8 @@ class NotificationSettingsForm(forms.Form):
     email_address = forms.EmailField(
         required=False,
         label="Email address",
-        help_text="Your account's address; email is sent only when it is set.",
+        help_text="Your account's address; email is sent to it only once it is verified (a "
+        "link is mailed to it when it changes).",
     )
     email = forms.BooleanField(required=False, label="Send me email")
     webhook = forms.BooleanField(required=False, label="Post to my webhook")

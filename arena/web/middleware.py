@@ -6,9 +6,11 @@ from collections.abc import Callable
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.urls import Resolver404, resolve
 
+from arena.core import throttles
 from arena.core.errors import Refused
-from arena.web import refusals
+from arena.web import clients, refusals
 
 #: Room for the form fields around the largest upload.
 _ENVELOPE = 1024 * 1024
@@ -57,3 +59,44 @@ class RefusalPages:
         if isinstance(exception, Refused):
             return refusals.page(request, exception)
         return None
+
+
+#: Pages asked for again and again by the site's own scripts (a live game's moves) and by the
+#: containers' health check, by URL name: never counted against an address's rate of pages.
+POLLED = frozenset({"match-live", "healthz"})
+
+
+class PageRateLimit:
+    """A rate on the site's pages per address for visitors without a login
+    (``ARENA_THROTTLE_PAGES``, generous: a few hundred a minute), to keep one address from
+    keeping the site busy. Over it: a small page sent with 429 and ``Retry-After``.
+
+    Not counted: logged-in users (their costly actions have rates of their own), the API (it
+    has its own rates: :mod:`arena.api.throttles`), static files (served before this), and the
+    URLs the site's scripts poll (:data:`POLLED`). Counts live in Django's cache: per process
+    with the embedded defaults, shared by every web process with Redis.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if self._counted(request):
+            try:
+                throttles.hit(clients.address(request), "pages")
+            except throttles.Throttled as e:
+                return refusals.page(request, e)
+        return self.get_response(request)
+
+    @staticmethod
+    def _counted(request: HttpRequest) -> bool:
+        if request.user.is_authenticated:
+            return False
+        static = "/" + settings.STATIC_URL.lstrip("/")
+        if request.path.startswith(("/api/", static)):
+            return False
+        try:
+            name = resolve(request.path_info).url_name
+        except Resolver404:
+            return True
+        return name not in POLLED

@@ -1,18 +1,21 @@
-"""The user's notification settings page and its "send a test notification" button."""
+"""The user's notification settings page, its "send a test notification" button, and the
+verification of the account's email address (the link mailed to it, and sending it again)."""
 
 from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
-from django.http import HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
+from arena.core.errors import Refused
 from arena.notifications import services
 from arena.notifications.models import Delivery
 from arena.web.forms import NotificationSettingsForm
-from arena.web.refusals import OnForm
+from arena.web.refusals import OnForm, form_status
 from arena.web.views import AuthenticatedHttpRequest
 
 #: Recent deliveries shown on the page.
@@ -52,13 +55,18 @@ def notification_settings(request: AuthenticatedHttpRequest) -> HttpResponse:
         .select_related("notification")
         .order_by("-id")[:RECENT]
     )
-    context = {"form": form, "deliveries": deliveries}
+    context = {
+        "form": form,
+        "deliveries": deliveries,
+        "email_verified": services.is_verified(user),
+    }
     return render(request, "web/notifications.html", context, status=on_form.status)
 
 
 @login_required
 @require_POST
 def send_test(request: AuthenticatedHttpRequest) -> HttpResponse:
+    """A test notification; a refusal (too many in a row) on a page sent with 429."""
     n = services.send_test(request.user)
     if n is None:
         messages.error(
@@ -69,3 +77,30 @@ def send_test(request: AuthenticatedHttpRequest) -> HttpResponse:
         channels = ", ".join(d.channel for d in n.deliveries.all())
         messages.success(request, f"A test notification is on its way ({channels}).")
     return redirect("notifications")
+
+
+@login_required
+@require_POST
+def send_verification(request: AuthenticatedHttpRequest) -> HttpResponse:
+    """The verification link again; a refusal (too many in a row) on a page sent with 429."""
+    n = services.send_verification(request.user)
+    if n is None:
+        messages.error(request, "There is no unverified address to verify.")
+    else:
+        messages.success(request, f"A verification link is on its way to {request.user.email}.")
+    return redirect("notifications")
+
+
+@never_cache
+def verify_email(request: HttpRequest, token: str) -> HttpResponse:
+    """The link mailed to an address: a button that verifies it (a POST, so that a mail
+    scanner that opens links verifies nothing), then a page that says it was done."""
+    context: dict[str, object] = {"token": token}
+    if request.method == "POST":
+        try:
+            user = services.confirm_email(token)
+        except Refused as e:
+            context["error"] = str(e)
+            return render(request, "web/verify_email.html", context, status=form_status(e))
+        context["verified"] = user.email
+    return render(request, "web/verify_email.html", context)

@@ -77,4 +77,10 @@ urlpatterns = [
     *passwords.urlpatterns,
     path("accounts/notifications/", notifications.notification_settings, name="notifications"),
     path("accounts/notifications/test/", notifications.send_test, name="notifications-test"),
+    path(
+        "accounts/notifications/verify/",
+        notifications.send_verification,
+        name="notifications-verify",
+    ),
+    path("accounts/email/verify/<str:token>/", notifications.verify_email, name="verify-email"),
 ]

@@ -28,9 +28,11 @@ from rest_framework.authtoken.models import Token
 import engine
 from arena.bots import services as bots
 from arena.bots.models import Bot, BotVersion, Variant, describe_variants
+from arena.core.throttles import Throttled
 from arena.games import downloads, filters, headtohead, live, privacy
 from arena.games.models import Match, MatchRecord
 from arena.games.replay import replay_frames
+from arena.notifications import services as notifications
 from arena.ratings import los
 from arena.ratings import services as ratings
 from arena.tournaments import services as tournaments
@@ -101,6 +103,12 @@ def signup(request: HttpRequest) -> HttpResponse:
         user = form.save()
         login(request, user, backend="django.contrib.auth.backends.ModelBackend")
         messages.success(request, f"Welcome, {user.username}. Upload a bot to get it rated.")
+        if user.email:
+            try:
+                notifications.send_verification(user)
+                messages.info(request, f"A link to verify {user.email} is on its way to it.")
+            except Throttled as e:
+                messages.warning(request, f"No verification link could be sent now: {e}.")
         return redirect("upload")
     return render(request, "registration/signup.html", {"form": form})
 

@@ -162,6 +162,19 @@ def test_others_cannot_change_delete_or_download_a_bot(user: Any, other_user: An
     assert b"".join(own.streaming_content) == store.path(v.sha256).read_bytes()
 
 
+@pytest.mark.django_db
+def test_an_anonymous_source_download_is_a_401_that_says_how_to_log_in(user: Any) -> None:
+    v = make_version(user, "mine")
+    r = APIClient().get(f"/api/versions/{v.pk}/source/")
+    assert r.status_code == 401
+    assert r["WWW-Authenticate"] == "Token"
+    assert "log in" in r.json()["detail"]
+    bad = APIClient()
+    bad.credentials(HTTP_AUTHORIZATION="Token not-a-real-token")
+    r = bad.get(f"/api/versions/{v.pk}/source/")
+    assert r.status_code == 401 and r["WWW-Authenticate"] == "Token"
+
+
 # ----------------------------------------------------------------------------- matches, ratings
 
 

@@ -25,8 +25,10 @@ from arena.core.throttles import Rate, Throttled
 from arena.duels.services import DuelError
 from arena.games.filters import FilterError
 from arena.games.headtohead import HeadToHeadError
+from arena.notifications.verification import VerificationError
 from arena.notifications.webhook import WebhookError
 from arena.tournaments.services import TournamentError
+from arena.web.logins import LoginLocked
 from arena.web.refusals import OnForm, form_status
 
 #: Every refusal, with its status: a new one is listed here with the status it answers with.
@@ -40,6 +42,8 @@ STATUS: dict[type[Refused], int] = {
     FilterError: 400,
     HeadToHeadError: 400,
     WebhookError: 400,
+    VerificationError: 400,
+    LoginLocked: 429,
 }
 
 
@@ -47,6 +51,8 @@ def example(kind: type[Refused]) -> Refused:
     """One refusal of each kind, as its service raises it."""
     if kind is Throttled:
         return Throttled("upload", Rate(1, 3600), 3600)
+    if kind is LoginLocked:
+        return LoginLocked(900)
     if kind is FilterError:
         return FilterError("bot", "there is no bot named 'nobody'")
     return kind(f"refused by {kind.__name__}")

@@ -3,6 +3,7 @@ services, shared by the site and the API: 429 with Retry-After there) and on API
 
 from __future__ import annotations
 
+import doctest
 import os
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from django.test import Client
 
+import arena.core.throttles
 from arena.bots import services as bots
 from arena.bots.models import Bot, BotVersion
 from arena.bots.unpack import UploadError
@@ -287,3 +289,8 @@ def test_with_redis_the_counts_hold_across_processes(user: Any, settings: Any) -
     subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, check=True)
     with pytest.raises(throttles.Throttled):
         throttles.check(user, "upload")
+
+
+def test_the_module_examples_hold() -> None:
+    failures, tried = doctest.testmod(arena.core.throttles)
+    assert tried and not failures

@@ -72,6 +72,13 @@ def locmem(settings: Any) -> None:
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
 
 
+def verified_address(user: Any, address: str) -> None:
+    """Give ``user`` the address, verified (as following the mailed link does)."""
+    user.email = address
+    user.save(update_fields=["email"])
+    NotificationSettings.objects.update_or_create(user=user, defaults={"verified_email": address})
+
+
 def with_webhook(
     user: Any, url: str, *, email: bool = False, events: list[str] | None = None
 ) -> None:
@@ -93,8 +100,7 @@ def with_webhook(
 def test_notify_writes_one_delivery_per_chosen_channel_and_sends_after_commit(
     user: Any, django_capture_on_commit_callbacks: Any
 ) -> None:
-    user.email = "alice@example.org"
-    user.save()
+    verified_address(user, "alice@example.org")
     with_webhook(user, "https://hooks.example.org/x", email=True)
     with django_capture_on_commit_callbacks() as sent:
         n = services.notify(user, Event.CHECK_FINISHED, "subject", "text", "/bots/x/")
@@ -111,8 +117,7 @@ def test_notify_writes_one_delivery_per_chosen_channel_and_sends_after_commit(
 @pytest.mark.django_db
 def test_notify_respects_the_events_chosen_and_the_defaults(user: Any) -> None:
     assert services.notify(user, Event.CHECK_FINISHED, "s", "t") is None  # no address yet
-    user.email = "alice@example.org"
-    user.save()
+    verified_address(user, "alice@example.org")
     n = services.notify(user.pk, Event.TOURNAMENT_FINISHED, "s", "t")
     assert n is not None and [d.channel for d in n.deliveries.all()] == ["email"]
     with_webhook(user, "https://hooks.example.org/x", events=["check_finished"])
@@ -127,8 +132,7 @@ def test_notify_respects_the_events_chosen_and_the_defaults(user: Any) -> None:
 
 @pytest.mark.django_db
 def test_an_email_goes_through_djangos_mail(user: Any, locmem: None) -> None:
-    user.email = "alice@example.org"
-    user.save()
+    verified_address(user, "alice@example.org")
     n = services.notify(user, Event.CHECK_FINISHED, "walker v2 passed", "It is active.", "/x/")
     assert n is not None
     (d,) = n.deliveries.all()
@@ -290,10 +294,19 @@ def test_the_settings_page_saves_choices_and_sends_a_test(
     assert prefs.events == ["check_finished", "version_failing"]
     user.refresh_from_db()
     assert user.email == "alice@example.org"
+    # The new address gets nothing but its verification link until the link is followed.
+    page = client.get("/accounts/notifications/").content.decode()
+    assert "Not verified:" in page
+    r = client.post("/accounts/notifications/test/", follow=True)
+    assert "Nothing to send" in r.content.decode()
+    (link,) = Delivery.objects.filter(notification__event="verify_email")
+    assert services.deliver(link.pk) == "sent"
+    url = next(w for w in mail.outbox[-1].body.split() if "/accounts/email/verify/" in w)
+    client.post(url.removeprefix("http://127.0.0.1:8000"))
+    assert "Verified." in client.get("/accounts/notifications/").content.decode()
     r = client.post("/accounts/notifications/test/", follow=True)
     assert "A test notification is on its way (email)" in r.content.decode()
-    (n,) = Notification.objects.filter(user=user)
-    assert n.event == "test"
+    assert Notification.objects.filter(user=user, event="test").count() == 1
     page = client.get("/accounts/notifications/").content.decode()
     assert "Test notification" in page and "waiting to be sent" in page
 
@@ -316,6 +329,7 @@ def test_the_settings_api(user: Any, settings: Any) -> None:
     assert body == {
         "email": True,
         "email_address": "",
+        "email_verified": False,
         "webhook": False,
         "webhook_url": "",
         "events": ["check_finished", "test_finished", "tournament_finished", "version_failing"],
@@ -347,10 +361,8 @@ def test_the_settings_api(user: Any, settings: Any) -> None:
 def test_a_finished_tournament_tells_its_organiser_and_entrants_once_each(
     user: Any, other_user: Any
 ) -> None:
-    user.email = "alice@example.org"
-    user.save()
-    other_user.email = "bob@example.org"
-    other_user.save()
+    verified_address(user, "alice@example.org")
+    verified_address(other_user, "bob@example.org")
     entrants = [make_version(user, "a-bot"), make_version(user, "b-bot")]
     entrants.append(make_version(other_user, "c-bot"))
     t = start(user, entrants, games_per_pair=1)
