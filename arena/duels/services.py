@@ -206,6 +206,8 @@ def start_challenge(
     """
     if not user.is_authenticated:
         raise PermissionDenied("log in to challenge a bot")
+    if settings.CHALLENGES_PER_DAY <= 0:
+        raise PermissionDenied("challenges are turned off on this arena")
     if not bots.can_manage(user, candidate.bot):
         raise PermissionDenied(f"{candidate.label} is not yours: challenge with your own bots")
     if opponent.bot.owner_id == user.pk:

@@ -192,6 +192,16 @@ def make_version(
     )
 
 
+def verified_address(user: Any, address: str) -> None:
+    """Give ``user`` the e-mail address, verified (as following its link does): notifications
+    go to verified addresses only."""
+    from arena.notifications.models import NotificationSettings
+
+    user.email = address
+    user.save(update_fields=["email"])
+    NotificationSettings.objects.update_or_create(user=user, defaults={"verified_email": address})
+
+
 @pytest.fixture
 def system_user(db: Any) -> Any:
     return bot_services.system_user()

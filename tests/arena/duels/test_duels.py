@@ -20,7 +20,7 @@ from arena.games.models import Match
 from arena.jobs import claims
 from arena.ratings.models import PairStats
 from arena.referee import openings
-from tests.arena.conftest import make_version
+from tests.arena.conftest import make_version, verified_address
 from tests.arena.games.test_matches import fake_result
 
 pytestmark = pytest.mark.django_db
@@ -335,6 +335,14 @@ def test_challenges_have_a_daily_quota(user, mine, theirs, settings):
     assert duels.challenges_left(user) == 2
 
 
+def test_with_no_challenges_a_day_the_refusal_says_they_are_off(user, mine, theirs, settings):
+    # Not "try again in 1 second": no wait brings one.
+    settings.CHALLENGES_PER_DAY = 0
+    with pytest.raises(PermissionDenied, match="challenges are turned off on this arena"):
+        duels.start_challenge(user, mine[0], theirs, variant="yinsh", games=2)
+    assert Duel.objects.count() == 0
+
+
 def test_a_challenge_is_someone_elses_bot_with_ones_own_version(
     user, other_user, mine, theirs, settings
 ):
@@ -366,8 +374,7 @@ def test_withdrawing_a_bot_cancels_its_running_tests(user, other_user, mine, the
 def test_a_finished_test_tells_its_creator_with_the_verdict(user, mine):
     from arena.notifications.models import Event, Notification
 
-    user.email = "alice@example.org"
-    user.save()
+    verified_address(user, "alice@example.org")
     duel = start(user, mine, elo0=0, elo1=200)
     for _ in range(20):
         duel.refresh_from_db()
@@ -386,9 +393,8 @@ def test_a_finished_challenge_tells_both_owners_and_a_cancelled_one_nobody(
 ):
     from arena.notifications.models import Notification
 
-    user.email, other_user.email = "alice@example.org", "bob@example.org"
-    user.save()
-    other_user.save()
+    verified_address(user, "alice@example.org")
+    verified_address(other_user, "bob@example.org")
     duel = duels.start_challenge(user, mine[0], theirs, variant="yinsh", games=2)
     play_pair(duel, 1.0, 0.5)
     sent = Notification.objects.filter(event="test_finished")

@@ -15,7 +15,7 @@ from arena.games import services as games
 from arena.games.models import FailureAlert, Match, MatchRecord
 from arena.jobs import claims
 from arena.notifications.models import Delivery, Notification
-from tests.arena.conftest import make_version
+from tests.arena.conftest import make_version, verified_address
 from tests.arena.games.test_matches import fake_result
 
 SECRET = "Traceback: File /srv/arena/secret/bot.py, line 3: KeyError: 'hunter2'"
@@ -214,8 +214,7 @@ def test_the_owner_is_told_once_when_a_version_starts_failing(
 ) -> None:
     settings.FAILING_MIN_GAMES = 4
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
-    user.email = "alice@example.org"
-    user.save()
+    verified_address(user, "alice@example.org")
     mine, other = pair
     for _ in range(3):
         crash(mine, other)

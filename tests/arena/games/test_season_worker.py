@@ -13,7 +13,7 @@ from django.test import Client
 from arena.games import ladder, reliability
 from arena.games.models import Match
 from arena.notifications.models import Delivery, Event, Notification
-from tests.arena.conftest import wait_for
+from tests.arena.conftest import verified_address, wait_for
 from tests.arena.web.test_privacy import DIARY, QUITTER, diary, quitter
 
 
@@ -38,8 +38,7 @@ def test_a_failing_versions_owner_is_warned_told_once_and_alone_reads_its_log(
 ) -> None:
     settings.LADDER_TIME_CONTROL = "5+0.1"
     settings.FAILING_MIN_GAMES = 2
-    user.email = "alice@example.org"
-    user.save()
+    verified_address(user, "alice@example.org")
     bad = quitter(user)  # alice's: exits after three actions
     diary(other_user)  # bob's: writes a private marker to stderr and info
     made = ladder.schedule_variant("yinsh", depth=3)

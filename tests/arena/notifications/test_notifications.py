@@ -20,7 +20,7 @@ from arena.bots.models import BotVersion
 from arena.games.models import Match
 from arena.notifications import services, webhook
 from arena.notifications.models import Delivery, Event, Notification, NotificationSettings
-from tests.arena.conftest import BOTS, make_version, packed, upload, wait_for
+from tests.arena.conftest import BOTS, make_version, packed, upload, verified_address, wait_for
 from tests.arena.tournaments.test_tournaments import finish_one, start
 
 
@@ -70,13 +70,6 @@ def hook() -> Iterator[Hook]:
 @pytest.fixture
 def locmem(settings: Any) -> None:
     settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
-
-
-def verified_address(user: Any, address: str) -> None:
-    """Give ``user`` the address, verified (as following the mailed link does)."""
-    user.email = address
-    user.save(update_fields=["email"])
-    NotificationSettings.objects.update_or_create(user=user, defaults={"verified_email": address})
 
 
 def with_webhook(

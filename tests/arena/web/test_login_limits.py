@@ -15,7 +15,7 @@ from django.core.management import call_command
 from django.test import Client
 from rest_framework.test import APIClient
 
-from arena.notifications.models import NotificationSettings
+from tests.arena.conftest import verified_address
 
 pytestmark = pytest.mark.django_db
 
@@ -175,18 +175,12 @@ def test_the_address_behind_a_proxy_is_the_one_it_saw_not_what_the_client_wrote(
 # ----------------------------------------------------------------------------- password reset
 
 
-def verified(user: Any, address: str) -> None:
-    user.email = address
-    user.save(update_fields=["email"])
-    NotificationSettings.objects.update_or_create(user=user, defaults={"verified_email": address})
-
-
 def test_password_reset_requests_are_limited_per_address_and_per_email(
     user: Any, other_user: Any, settings: Any
 ) -> None:
     settings.THROTTLE_RATES = {**settings.THROTTLE_RATES, "password_reset": "2/hour"}
-    verified(user, "alice@example.org")
-    verified(other_user, "bob@example.org")
+    verified_address(user, "alice@example.org")
+    verified_address(other_user, "bob@example.org")
     c = Client(REMOTE_ADDR=HERE)
     for _ in range(2):
         r = c.post("/accounts/password/reset/", {"email": "alice@example.org"})

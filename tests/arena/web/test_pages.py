@@ -21,14 +21,13 @@ from arena.games import services as games
 from arena.games.models import Match
 from arena.jobs import claims
 from arena.notifications import services as notifications
-from arena.notifications.models import NotificationSettings
 from arena.ratings import los
 from arena.ratings import services as ratings
 from arena.ratings.models import RatingPoint
 from arena.stats import trinomial_estimate
 from arena.tournaments.models import Entry, Tournament
 from arena.web.plots import Series, history_svg
-from tests.arena.conftest import make_version
+from tests.arena.conftest import make_version, verified_address
 from tests.arena.games.test_matches import queued_match
 from tests.arena.ratings.test_ladder_and_ratings import play_out, results
 
@@ -118,13 +117,6 @@ def test_my_bots_of_a_user_without_bots_says_how_to_start(user: Any) -> None:
 
 
 # ----------------------------------------------------------------------------- password reset
-
-
-def verified_address(user: Any, address: str) -> None:
-    """Give ``user`` the address, verified for notifications."""
-    user.email = address
-    user.save(update_fields=["email"])
-    NotificationSettings.objects.update_or_create(user=user, defaults={"verified_email": address})
 
 
 @pytest.fixture
