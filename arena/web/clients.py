@@ -2,7 +2,8 @@
 login limits of :mod:`arena.web.logins` through django-axes, password resets, the pages'
 rate limit, the API's limit on anonymous requests).
 
-Without a proxy (``ARENA_PROXY_COUNT=0``, the default) it is the connection's own address.
+Without a proxy (``ARENA_PROXY_COUNT=0``, the default unless ``ARENA_HTTPS``) it is the
+connection's own address.
 Behind ``ARENA_PROXY_COUNT`` reverse proxies it is the address the outermost proxy was reached
 from: each proxy appends the address it was reached from to ``X-Forwarded-For``, so that one
 stands that many places from the right. Whatever a client writes in the header itself stands
