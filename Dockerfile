@@ -9,13 +9,14 @@ FROM ${BASE_IMAGE}
 # bubblewrap: the bot sandbox (setpriv, from util-linux, drops to the bots' uids). Python
 # bots run on the image's interpreter under /usr/local, which the sandbox mounts read-only.
 # The other runtimes bots may use (docs/runtimes.md; arena/referee/runtimes.py lists them):
-# Node.js, Java, C and C++, Rust (rustc and cargo, offline), Go, all from Debian's packages.
+# Node.js, Java, C and C++, Rust (offline), Go, all from Debian's packages: for Rust the newer
+# rustc-web and cargo-web (1.85 or later: edition 2024, Cargo.lock v4), not bookworm's rustc 1.63.
 # The web site and the workers run this same image, so the runtimes page shows what bots get.
 # (The slim base image leaves out man folders, which the JDK's post-install step needs.)
 RUN mkdir -p /usr/share/man/man1 \
     && apt-get update \
     && apt-get install -y --no-install-recommends bubblewrap util-linux \
-        nodejs openjdk-17-jdk-headless gcc g++ libc6-dev rustc cargo golang-go \
+        nodejs openjdk-17-jdk-headless gcc g++ libc6-dev rustc-web cargo-web golang-go \
     && rm -rf /var/lib/apt/lists/*
 
 ENV PYTHONUNBUFFERED=1 \

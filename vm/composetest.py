@@ -64,8 +64,8 @@ PYTHON_PACKAGES = (
     "gcc",
     "g++",
     "libc6-dev",
-    "rustc",
-    "cargo",
+    "rustc-web",
+    "cargo-web",
     "golang-go",
 )
 CONTAINER_SUITE = "bookworm"

@@ -3,11 +3,13 @@
 A bot runs in the sandbox with the host's ``/usr`` mounted read-only and ``PATH`` set to
 :data:`~arena.referee.sandbox.settings.BOT_PATH`, so what a bot can use is what Debian's
 packages installed there. :data:`RUNTIMES` lists the documented set (docs/runtimes.md); each
-entry names the commands whose versions it reports, the Debian packages that provide them and
-its starter kit, ``bots/starters/<key>/``.
+entry names the commands whose versions it reports, the Debian packages that provide them, the
+oldest version the arena promises and what bots may use from it, and its starter kit,
+``bots/starters/<key>/``.
 
 :func:`probe` runs each version command (with a timeout, on the bots' ``PATH``) and reads the
-first version line of its output; a command that is not there is "not installed".
+first version line of its output; a command that is not there is "not installed", and one
+older than its runtime's :attr:`~Runtime.minimum` is reported as too old.
 :func:`kit_archive` packs a starter kit as a zip whose bytes depend on its files only.
 
 Pure Python: no Django. ``manage.py runtimes`` and the site's runtimes page use it.
@@ -43,6 +45,7 @@ __all__ = [
     "parse_version",
     "probe",
     "probe_tool",
+    "version_key",
 ]
 
 #: The starter kits' folder: one bot per runtime, ``bots/starters/<key>/``.
@@ -65,6 +68,9 @@ class Runtime:
         packages: the Debian packages that install the tools.
         outputs: what the starter kit's build makes in its folder (left out of the kit's
             archive if a local build left them there).
+        minimum: the oldest version of every tool the arena promises (``1.85``): what
+            :attr:`features` says holds from it on; an older tool is reported as too old.
+        features: what bots may use, in a few words (language level, lock files, limits).
     """
 
     key: str
@@ -73,6 +79,8 @@ class Runtime:
     tools: tuple[tuple[str, ...], ...]
     packages: tuple[str, ...]
     outputs: tuple[str, ...] = ()
+    minimum: str = ""
+    features: str = ""
 
     @property
     def kit(self) -> Path:
@@ -84,10 +92,48 @@ class Runtime:
         """The tools' program names (``java``, ``javac``)."""
         return tuple(tool[0] for tool in self.tools)
 
+    def is_current(self, version: str) -> bool:
+        """Whether a tool's ``version`` is :attr:`minimum` or later (any, without a minimum).
 
+        >>> by_key("rust").is_current("1.96.0"), by_key("rust").is_current("1.63.0")
+        (True, False)
+        >>> by_key("java").is_current("17.0.15")
+        True
+        """
+        return not self.minimum or version_key(version) >= version_key(self.minimum)
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    """A version's numbers, to compare versions with: ``1.85`` < ``1.96.0`` < ``17``.
+
+    >>> version_key("1.85"), version_key("17.0.15+6")
+    ((1, 85), (17, 0, 15, 6))
+    """
+    return tuple(int(n) for n in re.findall(r"\d+", version))
+
+
+# The newest of each language that Debian 12 packages (docs/runtimes.md): for Rust that is
+# rustc-web and cargo-web, which replace the release's rustc 1.63 and cargo and install the
+# same commands in /usr/bin; Go, Java and Node.js have no newer package there.
 RUNTIMES: tuple[Runtime, ...] = (
-    Runtime("python", "Python 3", "Python", (("python3", "--version"),), ("python3",)),
-    Runtime("javascript", "Node.js", "JavaScript", (("node", "--version"),), ("nodejs",)),
+    Runtime(
+        "python",
+        "Python 3",
+        "Python",
+        (("python3", "--version"),),
+        ("python3",),
+        minimum="3.11",
+        features="match statements, tomllib; the standard library only (no pip packages)",
+    ),
+    Runtime(
+        "javascript",
+        "Node.js",
+        "JavaScript",
+        (("node", "--version"),),
+        ("nodejs",),
+        minimum="18",
+        features="ES2022 (class fields, Array.prototype.at, findLast); no npm packages",
+    ),
     Runtime(
         "java",
         "Java (OpenJDK)",
@@ -95,18 +141,52 @@ RUNTIMES: tuple[Runtime, ...] = (
         (("java", "-version"), ("javac", "-version")),
         ("openjdk-17-jdk-headless",),
         ("out",),
+        minimum="17",
+        features="records, sealed classes, switch expressions, text blocks; no pattern "
+        "matching in switch (21)",
     ),
-    Runtime("c", "GCC", "C", (("gcc", "--version"),), ("gcc", "libc6-dev"), ("bot",)),
-    Runtime("cpp", "GCC", "C++", (("g++", "--version"),), ("g++", "libc6-dev"), ("bot",)),
+    Runtime(
+        "c",
+        "GCC",
+        "C",
+        (("gcc", "--version"),),
+        ("gcc", "libc6-dev"),
+        ("bot",),
+        minimum="12",
+        features="C17 by default, POSIX",
+    ),
+    Runtime(
+        "cpp",
+        "GCC",
+        "C++",
+        (("g++", "--version"),),
+        ("g++", "libc6-dev"),
+        ("bot",),
+        minimum="12",
+        features="C++17 by default, C++20 with -std=c++20 (no <format>: GCC 13)",
+    ),
     Runtime(
         "rust",
         "Rust",
         "Rust",
         (("rustc", "--version"), ("cargo", "--version")),
-        ("rustc", "cargo"),
+        ("rustc-web", "cargo-web"),
         ("target", "Cargo.lock"),
+        minimum="1.85",
+        features="editions 2015 to 2024, let ... else, Cargo.lock versions 3 and 4; no "
+        "crates (builds are offline)",
     ),
-    Runtime("go", "Go", "Go", (("go", "version"),), ("golang-go",), ("bot",)),
+    Runtime(
+        "go",
+        "Go",
+        "Go",
+        (("go", "version"),),
+        ("golang-go",),
+        ("bot",),
+        minimum="1.19",
+        features="generics; go.mod's go line 1.19 at most; no min/max built-ins (1.21), no "
+        "range over integers (1.22)",
+    ),
 )
 
 
@@ -190,8 +270,14 @@ class RuntimeReport:
 
     @property
     def ok(self) -> bool:
-        """Whether every tool of the runtime answered with a version."""
-        return all(t.ok for t in self.tools)
+        """Whether every tool of the runtime answered with a version, none older than the
+        runtime's :attr:`~Runtime.minimum`."""
+        return all(t.ok for t in self.tools) and not self.too_old
+
+    @property
+    def too_old(self) -> tuple[ToolVersion, ...]:
+        """The tools that answered with a version older than the runtime's minimum."""
+        return tuple(t for t in self.tools if t.ok and not self.runtime.is_current(t.version))
 
     @property
     def version(self) -> str:
@@ -207,9 +293,11 @@ class RuntimeReport:
             "language": r.language,
             "ok": self.ok,
             "version": self.version,
+            "minimum": r.minimum,
+            "features": r.features,
             "packages": list(r.packages),
             "kit": f"bots/starters/{r.key}",
-            "tools": [t.to_json() for t in self.tools],
+            "tools": [{**t.to_json(), "too_old": t in self.too_old} for t in self.tools],
         }
 
 

@@ -23,7 +23,7 @@ from arena.referee.bots import BotError, BotSpec
 
 #: How long a probe's result is kept, in seconds.
 PROBE_SECONDS = 600
-_CACHE_KEY = "arena:runtimes:v1"
+_CACHE_KEY = "arena:runtimes:v2"  # v2: with each runtime's minimum and features
 
 
 @dataclass(frozen=True)

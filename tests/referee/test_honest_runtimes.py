@@ -7,7 +7,9 @@ sandbox, and reports on its standard error (kept in the transcript) what it did 
   ``socket()`` as it starts), and its JVM sizes its heap from the bot's memory bound;
 * a Python bot thinks in worker processes started by a fork server, with a ``Manager``, both
   talking over unix sockets in its private ``/tmp`` (the default start method from Python 3.14);
-* a Python bot keeps a pool of 64 threads, all alive at once.
+* a Python bot keeps a pool of 64 threads, all alive at once;
+* a Rust bot in today's style (edition 2024, ``let ... else``, a Cargo.lock of version 4) is
+  built as the arena builds an upload, with the toolchain the workers offer.
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ import pytest
 
 from arena.referee import GameResult
 from arena.referee.bots import BotSpec
+from arena.referee.build import Builder, BuildFailed
 from arena.referee.sandbox import Sandbox
+from arena.referee.sandbox.settings import BOT_PATH
 from tests.conftest import skip_unless_required
 
 from .games import TEST_BOTS, bot_of, builtin, check_record, play
@@ -92,3 +96,22 @@ def test_a_bot_with_a_pool_of_64_threads_plays(full_sandbox: Callable[..., Sandb
         report = last_json(tail)
         assert report["threads at once"] == 64, tail
         assert report["alive"] > 64, tail
+
+
+def test_a_rust_bot_with_let_else_and_a_version_4_lock_file_builds_and_plays(
+    full_sandbox: Callable[..., Sandbox], tmp_path: Path
+) -> None:
+    """Debian 12's own rustc 1.63 and cargo 1.65 refuse this bot (``lock file version 4``,
+    ``let...else statements are unstable``); the workers' Rust (``rustc-web``) builds it."""
+    missing = [c for c in ("rustc", "cargo") if shutil.which(c, path=BOT_PATH) is None]
+    if missing:
+        skip_unless_required(f"no Rust on {BOT_PATH} ({', '.join(missing)}): ./dev installs it")
+    source = bot_of("honest", "rust_let_else")
+    assert "version = 4" in (source.folder / "Cargo.lock").read_text()
+    try:
+        built = Builder(full_sandbox(), tmp_path / "builds").build(source)
+    except BuildFailed as e:
+        pytest.fail(f"{e.reason}; its log:\n{e.log}")
+    assert built.spec.digest == source.digest and not built.spec.needs_build
+    for tail in play_both_colours(full_sandbox(), built.spec):
+        assert "rust_let_else: built by a toolchain with let-else; playing" in tail, tail

@@ -1,5 +1,6 @@
-"""The runtimes module: reading versions, probing tools, the starter kits' files and archives,
-and the promise that the Dockerfile and ./dev install every runtime it lists."""
+"""The runtimes module: reading versions, probing tools, each runtime's oldest promised version,
+the starter kits' files and archives, and the promise that the Dockerfile, the compose test's
+base image and ./dev install every runtime it lists."""
 
 from __future__ import annotations
 
@@ -63,6 +64,16 @@ REAL_OUTPUTS = [
     ("rustc 1.95.0 (59807616e 2026-04-14)\n", "1.95.0", "rustc 1.95.0 (59807616e 2026-04-14)"),
     ("cargo 1.65.0\n", "1.65.0", "cargo 1.65.0"),
     ("cargo 1.95.0 (f2d3ce0bd 2026-03-21)\n", "1.95.0", "cargo 1.95.0 (f2d3ce0bd 2026-03-21)"),
+    (
+        "rustc 1.96.0 (ac68faa20 2026-05-25) (built from a source tarball)\n",
+        "1.96.0",
+        "rustc 1.96.0 (ac68faa20 2026-05-25) (built from a source tarball)",
+    ),
+    (
+        "cargo 1.96.0 (30a34c682 2026-05-25) (built from a source tarball)\n",
+        "1.96.0",
+        "cargo 1.96.0 (30a34c682 2026-05-25) (built from a source tarball)",
+    ),
     ("go version go1.19.8 linux/amd64\n", "1.19.8", "go version go1.19.8 linux/amd64"),
 ]
 
@@ -143,6 +154,58 @@ def test_the_probe_finds_python_on_this_host() -> None:
     assert data["tools"][0]["command"] == "python3 --version"
 
 
+@pytest.mark.parametrize(
+    ("key", "version", "current"),
+    [
+        ("rust", "1.63.0", False),  # Debian 12's rustc: no let-else, no Cargo.lock v4
+        ("rust", "1.65.0", False),  # Debian 12's cargo 0.66
+        ("rust", "1.85.0", True),  # rustc-web in bookworm
+        ("rust", "1.96.0", True),  # rustc-web in bookworm-security
+        ("java", "17.0.15", True),
+        ("java", "11.0.2", False),
+        ("go", "1.19.8", True),
+        ("javascript", "20.20.2", True),
+        ("javascript", "16.20.2", False),
+        ("python", "3.9.2", False),
+    ],
+)
+def test_a_version_older_than_the_runtimes_minimum_is_not_current(
+    key: str, version: str, current: bool
+) -> None:
+    assert runtimes.by_key(key).is_current(version) is current
+
+
+def test_every_runtime_promises_a_minimum_version_and_says_what_bots_may_use() -> None:
+    for runtime in RUNTIMES:
+        assert re.fullmatch(r"\d+(\.\d+)*", runtime.minimum), runtime.key
+        assert runtime.features, runtime.key
+    rust = runtimes.by_key("rust")
+    assert rust.minimum == "1.85"
+    assert "let ... else" in rust.features and "Cargo.lock versions 3 and 4" in rust.features
+
+
+def test_an_old_toolchain_is_found_but_reported_too_old(tmp_path: Path) -> None:
+    """Debian 12's own rustc and cargo answer, yet the runtime is not what the arena promises."""
+    fake_tool(tmp_path, "rustc", 'echo "rustc 1.63.0"')
+    fake_tool(tmp_path, "cargo", 'echo "cargo 1.65.0"')
+    (report,) = probe([runtimes.by_key("rust")], path=str(tmp_path))
+    assert all(tool.ok for tool in report.tools)
+    assert not report.ok
+    assert [t.command for t in report.too_old] == ["rustc --version", "cargo --version"]
+    data = report.to_json()
+    assert (data["ok"], data["minimum"]) == (False, "1.85")
+    assert [t["too_old"] for t in data["tools"]] == [True, True]
+    assert "let ... else" in data["features"]
+
+
+def test_a_current_toolchain_is_ok(tmp_path: Path) -> None:
+    fake_tool(tmp_path, "rustc", 'echo "rustc 1.96.0 (ac68faa20 2026-05-25)"')
+    fake_tool(tmp_path, "cargo", 'echo "cargo 1.85.0"')
+    (report,) = probe([runtimes.by_key("rust")], path=str(tmp_path))
+    assert report.ok and report.too_old == ()
+    assert [t["too_old"] for t in report.to_json()["tools"]] == [False, False]
+
+
 def test_every_runtime_has_a_starter_kit_and_every_kit_a_runtime() -> None:
     kits = sorted(p.name for p in STARTERS.iterdir() if p.is_dir())
     assert kits == sorted(r.key for r in RUNTIMES)
@@ -210,11 +273,19 @@ def test_a_kit_archive_leaves_out_build_outputs_links_and_hidden_files(tmp_path:
 
 def test_the_image_and_dev_install_every_runtime() -> None:
     """Python comes with the image's base and runs ./dev; every other runtime's Debian
-    packages are in the Dockerfile's apt-get line and in ./dev's list."""
+    packages are in the Dockerfile's apt-get line, in the compose test's base image (which
+    the Dockerfile's apt-get step then finds installed) and first in ./dev's list (a
+    "newer,default" pair falls back to the release's default package where the newer one is
+    not packaged)."""
     dockerfile = (ROOT / "Dockerfile").read_text()
     install = re.search(r"apt-get install -y --no-install-recommends([^&]*)", dockerfile)
     assert install is not None
     image_packages = set(install.group(1).replace("\\", " ").split())
+    compose_base = re.search(
+        r"PYTHON_PACKAGES = \(([^)]*)\)", (ROOT / "vm/composetest.py").read_text()
+    )
+    assert compose_base is not None
+    base_packages = set(re.findall(r'"([^"]+)"', compose_base.group(1)))
     dev = (ROOT / "dev").read_text()
     listed = re.search(r"RUNTIME_PACKAGES=\(([^)]*)\)", dev)
     assert listed is not None
@@ -223,6 +294,10 @@ def test_the_image_and_dev_install_every_runtime() -> None:
         if runtime.key == "python":
             continue
         assert set(runtime.packages) <= image_packages, runtime.key
+        assert set(runtime.packages) <= base_packages, runtime.key
         for command in runtime.commands:
-            assert dev_pairs[command] in runtime.packages, command
+            assert dev_pairs[command].split(",")[0] in runtime.packages, command
     assert "libc6-dev" in image_packages and "/usr/include/stdio.h" in dev
+    # Rust: the newer toolchain, where Debian packages it, and never the release's rustc 1.63.
+    assert dev_pairs["rustc"] == "rustc-web,rustc" and dev_pairs["cargo"] == "cargo-web,cargo"
+    assert not {"rustc", "cargo"} & (image_packages | base_packages)

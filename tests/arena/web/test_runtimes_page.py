@@ -141,3 +141,56 @@ def test_the_command_check_fails_when_a_tool_is_missing(monkeypatch: pytest.Monk
     )
     with pytest.raises(CommandError, match="no-such-compiler -v"):
         call_command("runtimes", "--check", stdout=io.StringIO())
+
+
+# ----------------------------------------------------------------------------- promises
+
+
+@pytest.mark.django_db
+def test_the_page_says_what_bots_may_use_and_marks_a_tool_too_old() -> None:
+    page = Client().get("/runtimes/").content.decode()
+    assert "<th>what bots may use</th>" in page
+    assert '<div class="meta">1.85 or later</div>editions 2015 to 2024, let ... else' in page
+    assert "no &lt;format&gt;" in page  # the C++ note, escaped
+    cached = cache.get(_CACHE_KEY)
+    rust = next(r for r in cached["runtimes"] if r["key"] == "rust")
+    rust["tools"][0].update(version="1.63.0", line="rustc 1.63.0", too_old=True)
+    cache.set(_CACHE_KEY, cached, 60)
+    page = Client().get("/runtimes/").content.decode()
+    assert '<code>rustc --version</code>: 1.63.0 <span class="error">older than 1.85</span>' in page
+
+
+def fake_tool(folder: Path, name: str, output: str) -> None:
+    path = folder / name
+    path.write_text(f'#!/bin/sh\necho "{output}"\n')
+    path.chmod(0o755)
+
+
+def test_the_command_lists_what_bots_may_use() -> None:
+    out = io.StringIO()
+    call_command("runtimes", stdout=out)
+    lines = out.getvalue().splitlines()
+    start = lines.index("What bots may use, from the oldest version promised (docs/runtimes.md):")
+    notes = lines[start + 1 :]
+    assert [n.split()[0] for n in notes] == [r.language for r in runtimes.RUNTIMES]
+    rust = next(n for n in notes if n.startswith("Rust "))
+    assert rust.split()[1:4] == ["1.85", "or", "later"] and "Cargo.lock versions 3 and 4" in rust
+
+
+def test_the_command_check_fails_when_a_tool_is_too_old(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    fake_tool(tmp_path, "rustc", "rustc 1.63.0")
+    fake_tool(tmp_path, "cargo", "cargo 1.65.0")
+    rust = runtimes.by_key("rust")
+    monkeypatch.setattr("arena.local.management.commands.runtimes.RUNTIMES", (rust,))
+    monkeypatch.setattr("arena.local.management.commands.runtimes.BOT_PATH", str(tmp_path))
+    monkeypatch.setattr(
+        "arena.local.management.commands.runtimes.probe",
+        lambda chosen: runtimes.probe(chosen, path=str(tmp_path)),
+    )
+    out = io.StringIO()
+    with pytest.raises(CommandError, match=r"rustc --version 1\.63\.0 \(older than 1\.85\)"):
+        call_command("runtimes", "--check", stdout=out)
+    assert "1.63.0 (older than 1.85)" in out.getvalue()
+    assert "0 of 1 runtimes available." in out.getvalue()

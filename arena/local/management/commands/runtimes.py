@@ -14,8 +14,8 @@ from arena.referee.sandbox.settings import BOT_PATH
 class Command(BaseCommand):
     help = (
         "List the runtimes bots can use on this host (Python, Node.js, Java, C, C++, Rust, Go): "
-        "each tool's version as the bots' PATH finds it, or 'not installed'. docs/runtimes.md "
-        "says how to add one."
+        "each tool's version as the bots' PATH finds it, or 'not installed', and what bots may "
+        "use from the oldest version the arena promises. docs/runtimes.md says how to add one."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -23,7 +23,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--check",
             action="store_true",
-            help="exit with a non-zero status if a tool is missing or gives no version",
+            help="exit with a non-zero status if a tool is missing, gives no version or is "
+            "older than the arena promises",
         )
 
     def handle(self, *args: object, **opts: Any) -> None:
@@ -36,12 +37,15 @@ class Command(BaseCommand):
             for report in reports:
                 for i, tool in enumerate(report.tools):
                     first = i == 0
+                    version = tool.version or tool.line
+                    if tool in report.too_old:
+                        version += f" (older than {report.runtime.minimum})"
                     rows.append(
                         (
                             report.runtime.language if first else "",
                             report.runtime.name if first else "",
                             tool.command,
-                            tool.version or tool.line,
+                            version,
                             tool.path,
                         )
                     )
@@ -53,6 +57,23 @@ class Command(BaseCommand):
                 )
             ok = sum(r.ok for r in reports)
             self.stdout.write(f"\n{ok} of {len(reports)} runtimes available.")
-        missing = [t.command for r in reports for t in r.tools if not t.ok]
-        if opts["check"] and missing:
-            raise CommandError(f"missing or broken: {', '.join(missing)}")
+            self.stdout.write(
+                "\nWhat bots may use, from the oldest version promised (docs/runtimes.md):"
+            )
+            notes = [
+                (r.language, f"{r.minimum} or later" if r.minimum else "", r.features)
+                for r in (report.runtime for report in reports)
+            ]
+            widths = [max(len(note[c]) for note in notes) for c in range(2)]
+            for language, since, features in notes:
+                self.stdout.write(
+                    f"{language.ljust(widths[0])}  {since.ljust(widths[1])}  {features}".rstrip()
+                )
+        problems = [t.command for r in reports for t in r.tools if not t.ok]
+        problems += [
+            f"{t.command} {t.version} (older than {r.runtime.minimum})"
+            for r in reports
+            for t in r.too_old
+        ]
+        if opts["check"] and problems:
+            raise CommandError(f"missing, broken or too old: {', '.join(problems)}")
