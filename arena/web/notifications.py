@@ -68,7 +68,13 @@ def notification_settings(request: AuthenticatedHttpRequest) -> HttpResponse:
 def send_test(request: AuthenticatedHttpRequest) -> HttpResponse:
     """A test notification; a refusal (too many in a row) on a page sent with 429."""
     n = services.send_test(request.user)
-    if n is None:
+    if n is None and request.user.email and not services.is_verified(request.user):
+        messages.error(
+            request,
+            f"Nothing to send: {request.user.email} is not verified yet. Follow the link mailed "
+            "to it (or send it again), or turn on a webhook.",
+        )
+    elif n is None:
         messages.error(
             request,
             "Nothing to send: turn on email (with an address) or a webhook, and save, first.",

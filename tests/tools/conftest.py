@@ -6,6 +6,7 @@ its end-of-session clean-up with them."""
 from tests.arena.conftest import (  # noqa: F401  (fixtures and a hook, registered by name)
     _isolated_files,
     _no_throttles,
+    _open_tournaments,
     pytest_sessionfinish,
     system_user,
     user,

@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from arena.notifications.models import NotificationSettings
-from tests.arena.conftest import make_version
+from tests.arena.conftest import make_version, verified_address
 from tests.arena.games.test_failures import crash
 from tests.browser import assert_fits_the_screen
 
@@ -31,6 +31,13 @@ def test_the_owner_edits_the_notification_settings(
     assert prefs.email and not prefs.webhook
     assert page.get_by_label("a check of my bot finished").is_checked()
     assert not page.get_by_label("a test of my bot finished").is_checked()
+    # No mail until the address is verified: the page says so, and so does a test.
+    expect(page.locator("#email-status")).to_contain_text("Not verified")
+    page.get_by_role("button", name="Send a test notification").click()
+    expect(page.get_by_text("alice@example.org is not verified yet")).to_be_visible()
+    verified_address(user, "alice@example.org")  # as following the mailed link does
+    page.reload()
+    expect(page.locator("#email-status")).to_contain_text("Verified.")
     page.get_by_role("button", name="Send a test notification").click()
     expect(page.get_by_text("A test notification is on its way (email)")).to_be_visible()
     expect(page.get_by_role("cell", name="Test notification")).to_be_visible()
