@@ -339,11 +339,13 @@ BUILTIN_BOTS_DIR = env_path("ARENA_BUILTIN_BOTS", BASE_DIR / "bots")
 BUILTIN_BOTS = env_list("ARENA_BUILTIN_BOT_NAMES", ["random", "greedy", "search"])
 
 #: A version fails often (the owner is warned and told once per variant) when at least this
-#: share of its games in a variant ended by its own failure, over at least FAILING_MIN_GAMES
-#: games; with PAUSE_FAILING_VERSIONS on, the ladder leaves it out of that variant.
+#: share of its recent games in a variant (its latest 50, or FAILING_MIN_GAMES if more, since
+#: its owner last resumed it) ended by its own failure, over at least FAILING_MIN_GAMES games;
+#: with PAUSE_FAILING_VERSIONS on (the default), the ladder leaves it out of that variant
+#: until its owner resumes it or its recent games are good again.
 FAILING_RATE = env_float("ARENA_FAILING_RATE", 0.2)
 FAILING_MIN_GAMES = env_int("ARENA_FAILING_MIN_GAMES", 10)
-PAUSE_FAILING_VERSIONS = env_bool("ARENA_PAUSE_FAILING_VERSIONS", False)
+PAUSE_FAILING_VERSIONS = env_bool("ARENA_PAUSE_FAILING_VERSIONS", True)
 #: Think-time percentiles on a bot's page come from each version's latest this many games.
 FAILURE_THINK_GAMES = env_int("ARENA_FAILURE_THINK_GAMES", 10)
 

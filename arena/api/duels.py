@@ -26,6 +26,7 @@ from arena.bots.models import BotVersion, Variant
 from arena.duels import services as duels
 from arena.duels.models import Duel
 from arena.tournaments import limits
+from arena.web.mine import duels_involving
 
 
 def _finite(x: float) -> float | None:
@@ -209,7 +210,11 @@ class DuelFilter(TypedDict, total=False):
 class DuelFilterSerializer(FilterSerializer[DuelFilter]):
     kind = serializers.ChoiceField(choices=Duel.Kind.choices, required=False, allow_blank=True)
     status = serializers.ChoiceField(choices=Duel.Status.choices, required=False, allow_blank=True)
-    mine = StrictBooleanField(required=False, help_text="Only the ones you started.")
+    mine = StrictBooleanField(
+        required=False,
+        help_text="Only yours: the ones you started and the ones your bots play (a challenge "
+        "of your bot by someone else).",
+    )
 
 
 def _version(pk: int, field: str) -> BotVersion:
@@ -242,7 +247,7 @@ class DuelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
                 qs = qs.filter(**{field: p[field]})
         if p.get("mine"):
             user = self.request.user
-            qs = qs.filter(created_by_id=user.pk) if user.is_authenticated else qs.none()
+            qs = qs.filter(duels_involving(user.pk)) if user.is_authenticated else qs.none()
         return qs
 
     @extend_schema(request=DuelCreateSerializer, responses={201: DuelSerializer})

@@ -23,7 +23,8 @@ from arena.games import privacy
 from arena.games.downloads import LadderMonth
 from arena.games.filters import TERMINATIONS
 from arena.games.models import Match
-from arena.notifications.models import CHOOSABLE
+from arena.games.reliability import VariantFailures
+from arena.notifications.models import CHOOSABLE, Notification
 from arena.ratings.models import Rating, RatingPoint
 from arena.referee.jsontypes import JSONObject
 from arena.tournaments import limits
@@ -181,6 +182,7 @@ class BotSerializer(serializers.ModelSerializer):
             "status",
             "trusted",
             "rated_challenges",
+            "rated_tournaments",
             "created_at",
             "versions",
         )
@@ -234,16 +236,21 @@ class BotUpdateSerializer(serializers.ModelSerializer):
     rated_challenges = StrictBooleanField(
         required=False, help_text="Accept rated challenges (when the challenger asks)."
     )
+    rated_tournaments = StrictBooleanField(
+        required=False,
+        help_text="Let other people include the bot in rated tournaments (its owner's own may "
+        "always be rated; built-in bots always accept).",
+    )
 
     class Meta:
         model = Bot
-        fields = ("description", "rated_challenges")
+        fields = ("description", "rated_challenges", "rated_tournaments")
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         # A change that names no field is a mistake (a null body, a form that lost its fields).
         if not attrs:
             raise serializers.ValidationError(
-                "nothing to change: give description or rated_challenges"
+                "nothing to change: give description, rated_challenges or rated_tournaments"
             )
         return attrs
 
@@ -413,7 +420,7 @@ class TournamentCreate(TypedDict):
     time_control: str
     games_per_pair: int
     bots: list[str]
-    rated: bool
+    rated: bool | None
 
 
 class TournamentCreateSerializer(InputSerializer[TournamentCreate]):
@@ -431,7 +438,13 @@ class TournamentCreateSerializer(InputSerializer[TournamentCreate]):
         max_length=limits.MAX_ENTRANTS,
         help_text="Names of the bots.",
     )
-    rated = serializers.BooleanField(default=True)
+    rated = serializers.BooleanField(
+        default=None,
+        allow_null=True,
+        help_text="Count the games in the ratings. A rated tournament may include another "
+        "owner's bot only if it accepts rated tournaments (rated_tournaments; built-in bots "
+        "always do): any other is refused by name. Left out: rated when every bot accepts.",
+    )
 
 
 class DetailSerializer(serializers.Serializer):
@@ -624,8 +637,20 @@ class VariantFailuresSerializer(serializers.Serializer):
         child=serializers.IntegerField(), help_text="Games lost by its own failure, by kind."
     )
     rate = serializers.FloatField(help_text="Share of its games lost by its own failure.")
-    failing = serializers.BooleanField(help_text="At ARENA_FAILING_RATE over enough games.")
-    paused = serializers.BooleanField(help_text="Left out of the ladder in this variant.")
+    recent_games = serializers.IntegerField(
+        help_text="Its latest games (at most 50, or ARENA_FAILING_MIN_GAMES if more) finished "
+        "since its owner last resumed it: what the verdict looks at (0 when its whole record "
+        "cannot make it failing)."
+    )
+    recent_failures = serializers.IntegerField(help_text="Its own failures among those.")
+    failing = serializers.BooleanField(
+        help_text="At ARENA_FAILING_RATE of its recent games, over at least "
+        "ARENA_FAILING_MIN_GAMES."
+    )
+    paused = serializers.BooleanField(
+        help_text="Left out of the ladder in this variant until its owner resumes it "
+        "(POST /api/versions/<id>/resume/) or its recent games are good again."
+    )
     reasons = FailureReasonSerializer(many=True)
     think_ms = ThinkTimesSerializer(allow_null=True, help_text="Its latest games' think times.")
 
@@ -633,17 +658,32 @@ class VariantFailuresSerializer(serializers.Serializer):
 class VersionDetailSerializer(VersionSerializer):
     failures = serializers.SerializerMethodField(
         help_text="Per variant: games, failures by kind, the commonest reasons with example "
-        "matches, think-time percentiles in ms."
+        "matches, think-time percentiles in ms, the recent counts, failing and paused."
+    )
+    paused = serializers.SerializerMethodField(
+        help_text="The variants the ladder pauses it in for failing often (its owner may "
+        "resume it: POST /api/versions/<id>/resume/)."
     )
 
     class Meta(VersionSerializer.Meta):
-        fields = (*VersionSerializer.Meta.fields, "failures")
+        fields = (*VersionSerializer.Meta.fields, "paused", "failures")
         read_only_fields = fields
+
+    def _failures(self, obj: BotVersion) -> list[VariantFailures]:
+        # Computed once per version for both fields.
+        cache: dict[int, list[VariantFailures]] = self.context.setdefault("_failures", {})
+        if obj.pk not in cache:
+            request: Request | None = self.context.get("request")
+            cache[obj.pk] = pages.version_failures(obj, request.user if request else None)
+        return cache[obj.pk]
 
     @extend_schema_field(VariantFailuresSerializer(many=True))
     def get_failures(self, obj: BotVersion) -> list[JSONObject]:
-        request: Request | None = self.context.get("request")
-        return pages.failures_json(pages.version_failures(obj, request.user if request else None))
+        return pages.failures_json(self._failures(obj))
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_paused(self, obj: BotVersion) -> list[str]:
+        return [row.variant for row in self._failures(obj) if row.paused]
 
 
 class NotificationSettingsSerializer(serializers.Serializer):
@@ -675,3 +715,33 @@ class NotificationVerifySerializer(serializers.Serializer):
     sent = serializers.BooleanField(
         help_text="False when there is no address, or it is verified already."
     )
+
+
+class NotificationSerializer(serializers.ModelSerializer):
+    read = serializers.SerializerMethodField(help_text="Whether it was opened or marked read.")
+
+    class Meta:
+        model = Notification
+        fields = ("id", "event", "subject", "text", "url", "data", "created_at", "read", "read_at")
+        read_only_fields = fields
+
+    def get_read(self, obj: Notification) -> bool:
+        return obj.read_at is not None
+
+
+class NotificationReadInput(TypedDict, total=False):
+    ids: list[int]
+
+
+class NotificationReadSerializer(InputSerializer[NotificationReadInput]):
+    ids = serializers.ListField(
+        child=serializers.IntegerField(min_value=1, max_value=2**63 - 1),
+        required=False,
+        max_length=1000,
+        help_text="The notifications to mark read (yours; others are ignored). Without it: all.",
+    )
+
+
+class NotificationReadResultSerializer(serializers.Serializer):
+    marked = serializers.IntegerField(help_text="How many were unread and are now read.")
+    unread = serializers.IntegerField(help_text="How many of yours are still unread.")

@@ -16,6 +16,10 @@ router.register("duels", duels.DuelViewSet, basename="api-duel")
 
 urlpatterns = [
     path("token/", views.TokenView.as_view(), name="api-token"),
+    path("notifications/", views.NotificationListView.as_view(), name="api-notifications"),
+    path(
+        "notifications/read/", views.NotificationReadView.as_view(), name="api-notifications-read"
+    ),
     path(
         "notifications/settings/",
         views.NotificationSettingsView.as_view(),

@@ -21,7 +21,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import mixins, permissions, serializers, status, viewsets
+from rest_framework import generics, mixins, permissions, serializers, status, viewsets
 from rest_framework import views as drf_views
 from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.decorators import action
@@ -43,9 +43,10 @@ from arena.api.parsers import FormParser, JSONParser
 from arena.bots import services as bots
 from arena.bots.models import Bot, BotVersion, Variant, playing
 from arena.core.errors import Refused
-from arena.games import downloads, filters
+from arena.games import downloads, filters, reliability
 from arena.games.models import Match, MatchRecord
 from arena.notifications import services as notifications
+from arena.notifications.models import Notification
 from arena.ratings import services as ratings
 from arena.ratings.models import Rating
 from arena.tournaments import services as tournaments
@@ -124,14 +125,18 @@ class BotViewSet(
 
     @extend_schema(request=s.BotUpdateSerializer, responses=s.BotSerializer)
     def partial_update(self, request: Request, name: str) -> Response:
-        """Change the description (owner only)."""
+        """Change the description, and whether the bot accepts rated challenges and other
+        people's rated tournaments (owner only)."""
         bot = self.get_object()
         data = s.BotUpdateSerializer(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
         description = data.validated_data.get("description", bot.description)
-        rated_challenges = data.validated_data.get("rated_challenges")
         bots.update_bot(
-            request.user, bot, description=description, rated_challenges=rated_challenges
+            request.user,
+            bot,
+            description=description,
+            rated_challenges=data.validated_data.get("rated_challenges"),
+            rated_tournaments=data.validated_data.get("rated_tournaments"),
         )
         return Response(s.BotSerializer(bot, context=self.get_serializer_context()).data)
 
@@ -213,6 +218,19 @@ class VersionViewSet(viewsets.ReadOnlyModelViewSet):
         or its bot withdrawn."""
         version = bots.activate(request.user, self.get_object())
         return Response(s.VersionSerializer(version, context=self.get_serializer_context()).data)
+
+    @extend_schema(
+        request=None,
+        responses={200: s.VersionDetailSerializer, 409: s.DetailSerializer},
+    )
+    @action(detail=True, methods=["post"], permission_classes=[permissions.IsAuthenticated])
+    def resume(self, request: Request, pk: str) -> Response:
+        """Put the version back on the ladder where it is paused for failing often (owner
+        only): its verdict starts again from its next games. 409 when it is not paused."""
+        version = self.get_object()
+        reliability.resume(request.user, version)
+        body = s.VersionDetailSerializer(version, context=self.get_serializer_context()).data
+        return Response(body)
 
     @extend_schema(
         responses=s.RatingPointSerializer(many=True), parameters=[s.HistoryFilterSerializer]
@@ -472,6 +490,38 @@ class NotificationVerifyView(drf_views.APIView):
         assert isinstance(request.user, User)
         n = notifications.send_verification(request.user)
         return Response({"sent": n is not None}, status=202)
+
+
+@extend_schema(tags=["notifications"])
+class NotificationListView(generics.ListAPIView):
+    """Your notifications, newest first, read and unread: every event, whatever your email
+    and webhook settings (docs/notifications.md, "The inbox")."""
+
+    permission_classes = [permissions.IsAuthenticated]
+    serializer_class = s.NotificationSerializer
+
+    def get_queryset(self) -> QuerySet[Notification]:
+        user = self.request.user
+        assert isinstance(user, User)  # IsAuthenticated
+        return notifications.inbox(user)
+
+
+@extend_schema(tags=["notifications"])
+class NotificationReadView(drf_views.APIView):
+    """Mark your notifications read: those whose ids are given, or all of them."""
+
+    permission_classes = [permissions.IsAuthenticated]
+    parser_classes = [JSONParser]
+
+    @extend_schema(
+        request=s.NotificationReadSerializer, responses={200: s.NotificationReadResultSerializer}
+    )
+    def post(self, request: Request) -> Response:
+        user = request.user
+        assert isinstance(user, User)  # IsAuthenticated
+        v = s.NotificationReadSerializer(data=request.data).checked()
+        marked = notifications.mark_read(user, v.get("ids"))
+        return Response({"marked": marked, "unread": notifications.unread_count(user)})
 
 
 @method_decorator(never_cache, name="dispatch")  # as OAuth 2's token responses (RFC 6749, 5.1)

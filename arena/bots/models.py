@@ -75,6 +75,15 @@ class Bot(models.Model):
         default=False,
         help_text="Let challengers play rated games against this bot (when they ask for it).",
     )
+    #: Whether its owner lets other people's rated tournaments include it
+    #: (arena.tournaments): its owner's own tournaments may, and built-in bots (``trusted``)
+    #: always accept (:meth:`accepts_rated_tournaments`). The database's default too, for code
+    #: that does not know the column yet (an upgrade).
+    rated_tournaments = models.BooleanField(
+        default=False,
+        db_default=False,
+        help_text="Let other people include this bot in rated tournaments.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -90,6 +99,11 @@ class Bot(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("bot", args=[self.name])
+
+    def accepts_rated_tournaments(self, organiser_id: int | None) -> bool:
+        """Whether a rated tournament organised by the user ``organiser_id`` may include the
+        bot: its owner's own, a built-in bot, or one whose owner accepts rated tournaments."""
+        return self.trusted or self.rated_tournaments or self.owner_id == organiser_id
 
     @property
     def active_version(self) -> BotVersion | None:

@@ -307,15 +307,19 @@ def update_bot(
     *,
     description: str,
     rated_challenges: bool | None = None,
+    rated_tournaments: bool | None = None,
 ) -> Bot:
-    """Change a bot's description, and whether it accepts rated challenges when given (owner
-    only); the name never changes."""
+    """Change a bot's description, and whether it accepts rated challenges and other
+    people's rated tournaments when given (owner only); the name never changes."""
     _require_manager(user, bot)
     bot.description = description.strip()
     fields = ["description"]
     if rated_challenges is not None:
         bot.rated_challenges = rated_challenges
         fields.append("rated_challenges")
+    if rated_tournaments is not None:
+        bot.rated_tournaments = rated_tournaments
+        fields.append("rated_tournaments")
     bot.save(update_fields=fields)
     return bot
 

@@ -45,12 +45,13 @@ def schedule_variant(
 
     Only the active versions of bots not withdrawn that declare the variant play (both
     players of every match), except those paused for failing often there
-    (``ARENA_PAUSE_FAILING_VERSIONS``). The player with the fewest games (counting its games
-    in flight) plays first; its opponent is the one whose rating is closest, weighed against
-    how many games that one has, among the versions of other owners (the same owner's other
-    bots only when nobody else is there). Each pairing is two matches with the colours
-    reversed, from the same seed and opening (``OPENING_PLIES`` ring placements drawn with
-    that seed), so that neither side profits from an easy start.
+    (``ARENA_PAUSE_FAILING_VERSIONS``, on by default: until their owner resumes them or their
+    recent games are good again, :mod:`arena.games.reliability`). The player with the fewest
+    games (counting its games in flight) plays first; its opponent is the one whose rating is
+    closest, weighed against how many games that one has, among the versions of other owners
+    (the same owner's other bots only when nobody else is there). Each pairing is two matches
+    with the colours reversed, from the same seed and opening (``OPENING_PLIES`` ring
+    placements drawn with that seed), so that neither side profits from an easy start.
     """
     rng = rng or random.Random()
     depth = settings.LADDER_QUEUE_DEPTH if depth is None else depth

@@ -231,9 +231,9 @@ class LiveMove(models.Model):
 
 
 class FailureAlert(models.Model):
-    """A version found failing often in a variant (``FAILING_RATE`` of its games over at least
-    ``FAILING_MIN_GAMES``): kept up to date after each of its games once flagged, and when its
-    owner was told (once). See :mod:`arena.games.reliability`."""
+    """A version found failing often in a variant (``FAILING_RATE`` of its recent games over at
+    least ``FAILING_MIN_GAMES``): kept up to date after each of its games once flagged, when its
+    owner was told, and when its owner last resumed it. See :mod:`arena.games.reliability`."""
 
     version = models.ForeignKey(BotVersion, models.CASCADE, related_name="failure_alerts")
     variant = models.CharField(max_length=10, choices=Variant.choices)
@@ -243,7 +243,11 @@ class FailureAlert(models.Model):
     failing = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    #: When its owner was told (None: not since it was last resumed).
     notified_at = models.DateTimeField(null=True, blank=True)
+    #: When its owner last resumed it on the ladder: the verdict counts only games finished
+    #: since (``games`` and ``failures`` too).
+    resumed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         constraints = [

@@ -1,12 +1,19 @@
 """How often a bot version fails, how, and how long it thinks: what its page and the API show,
-and the watch that warns its owner (and can pause it from the ladder) when it fails often.
+and the watch that warns its owner and pauses it from the ladder when it fails often.
 
 A failure is a game the version lost by its own doing (``Match.fault`` is its colour): a crash
 (or no start), running out of time, an illegal move, a protocol error, or being stopped by the
 sandbox. Aborted games count for nothing (the machine's failures are never a bot's). The
-counts cover every finished game of the version (ladder, tournaments, qualification); the
-commonest reasons come from its latest :data:`REASON_SAMPLE` failures, the think times from its
-latest ``FAILURE_THINK_GAMES`` games: a page view does bounded work.
+counts a page shows cover every finished game of the version (ladder, tournaments,
+qualification); the commonest reasons come from its latest :data:`REASON_SAMPLE` failures, the
+think times from its latest ``FAILURE_THINK_GAMES`` games: a page view does bounded work.
+
+The verdict (:func:`is_failing`) looks at its *recent* games only: its latest
+:func:`recent_window` finished games in the variant, and only those finished since its owner
+last resumed it (:func:`resume`). A version that fails often is left out of that variant's
+ladder (``PAUSE_FAILING_VERSIONS``, on by default) until its owner resumes it, or until its
+latest games (in tournaments, say) are good again; resumed, it needs ``FAILING_MIN_GAMES``
+new games before it can be paused again.
 
 :func:`reason_group` turns a reason into a short text that similar failures share. Whoever may
 read the version's logs (its owner, the operators) gets it made from the full reason
@@ -15,10 +22,10 @@ everyone else gets it made from the public words (``Match.reason``: "crashed").
 
 The watch (:func:`watch`) runs when a match is finished (in a savepoint of the transaction
 that writes its result, see :func:`arena.games.services.finish`): for
-each player at fault, or already flagged, it counts the version's games and failures in that
-variant (two small indexed queries) and keeps a :class:`FailureAlert` row; the first time a
-version crosses ``FAILING_RATE`` over at least ``FAILING_MIN_GAMES`` games in a variant, its
-owner is notified, once.
+each player at fault, or already flagged, it counts the version's recent games and failures
+in that variant (two small indexed queries) and keeps a :class:`FailureAlert` row; the first
+time a version crosses ``FAILING_RATE`` over at least ``FAILING_MIN_GAMES`` recent games in a
+variant (and again after each resume), its owner is notified, once, with the commonest reason.
 """
 
 from __future__ import annotations
@@ -28,14 +35,19 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from django.conf import settings
+from django.contrib.auth.models import AnonymousUser, User
+from django.core.exceptions import PermissionDenied
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Q
 from django.urls import reverse
 from django.utils import timezone
 
-from arena.bots.models import BotVersion, Variant, variant_title
+from arena.bots import services as bots
+from arena.bots.models import Bot, BotVersion, Variant, variant_title
+from arena.core.errors import Refused
 from arena.games import privacy
 from arena.games.models import FailureAlert, Match, MatchRecord
 from arena.notifications.models import Event
@@ -44,10 +56,15 @@ from arena.referee.outcomes import COUNTED, Failure
 from arena.referee.redaction import strip_paths
 
 __all__ = [
+    "RECENT_GAMES",
+    "ResumeError",
     "VariantFailures",
     "failing_alerts",
+    "paused_variants",
     "paused_versions",
     "reason_group",
+    "recent_window",
+    "resume",
     "version_failures",
     "watch",
 ]
@@ -58,6 +75,16 @@ S = Match.Status
 REASON_SAMPLE = 200
 #: Example games linked per reason.
 EXAMPLES = 3
+#: The verdict looks at this many of a version's latest games in a variant (at least
+#: ``FAILING_MIN_GAMES``): see :func:`recent_window`.
+RECENT_GAMES = 50
+
+
+class ResumeError(Refused, ValueError):
+    """A version that cannot be resumed; the message says why (409: the version's state, not
+    the request, is in the way)."""
+
+    status = 409
 
 
 # ----------------------------------------------------------------------------- reasons
@@ -169,8 +196,14 @@ class VariantFailures:
     failures: Counter[str] = field(default_factory=Counter)
     reasons: list[ReasonGroup] = field(default_factory=list)
     think: ThinkTimes | None = None
-    #: The failing verdict (FAILING_RATE over at least FAILING_MIN_GAMES games).
+    #: Its recent games and failures there: the latest :func:`recent_window` games finished
+    #: since its owner last resumed it; what the verdict looks at.
+    recent_games: int = 0
+    recent_failed: int = 0
+    #: The failing verdict (FAILING_RATE of its recent games, over at least FAILING_MIN_GAMES).
     failing: bool = False
+    #: Left out of the ladder in this variant (only a version that would play there: the active
+    #: version of a bot not withdrawn); its owner may resume it.
     paused: bool = False
 
     @property
@@ -209,8 +242,14 @@ def _counted_as(termination: str) -> Failure | None:
 
 
 def is_failing(games: int, failed: int) -> bool:
-    """Whether a version with these counts in a variant fails often."""
+    """Whether a version with these recent counts in a variant fails often."""
     return games >= settings.FAILING_MIN_GAMES and failed >= settings.FAILING_RATE * games
+
+
+def recent_window() -> int:
+    """How many of a version's latest games in a variant the verdict looks at:
+    :data:`RECENT_GAMES`, or ``FAILING_MIN_GAMES`` if that is more."""
+    return max(RECENT_GAMES, settings.FAILING_MIN_GAMES)
 
 
 def _side_counts(version_id: int) -> tuple[Counter[str], Counter[tuple[str, str]]]:
@@ -311,40 +350,60 @@ def version_failures(
 ) -> list[VariantFailures]:
     """A version's failure statistics per variant it has finished games in (in the engine's
     order of variants): games, failures by kind, the commonest reasons with example games,
-    think-time percentiles, whether it fails often and whether the ladder pauses it there.
+    think-time percentiles, its recent games and failures, whether it fails often (over
+    those) and whether the ladder pauses it there.
 
     ``private``: as its owner (and operators) see them, the reasons in full words with the
     latest one of each; else in the public words only."""
-    vid = version if isinstance(version, int) else version.pk
+    v = (
+        version
+        if isinstance(version, BotVersion)
+        else BotVersion.objects.select_related("bot").get(pk=version)
+    )
+    vid = v.pk
     games, failed = _side_counts(vid)
     if not games:
         return []
     reasons = _reasons(vid, private=private) if failed else {}
     n = settings.FAILURE_THINK_GAMES if think_games is None else think_games
     think = _think_times(vid, n) if n > 0 else {}
-    paused = paused_variants(vid)
-    order = {v: i for i, v in enumerate(Variant.values)}
+    alerts = dict(FailureAlert.objects.filter(version_id=vid).values_list("variant", "resumed_at"))
+    paused = paused_variants(vid) if _plays_now(v) else set()
+    order = {name: i for i, name in enumerate(Variant.values)}
     out = []
-    for variant in sorted(games, key=lambda v: order.get(v, len(order))):
+    for variant in sorted(games, key=lambda name: order.get(name, len(order))):
         row = VariantFailures(variant, games=games[variant])
-        for (v, termination), count in failed.items():
+        for (name, termination), count in failed.items():
             kind = _counted_as(termination)
-            if v == variant and kind is not None:
+            if name == variant and kind is not None:
                 row.failures[kind] += count
         row.reasons = reasons.get(variant, [])
         row.think = think.get(variant)
-        row.failing = is_failing(row.games, row.failed)
+        # Recent counts are at most the whole record's: count them only when the whole record
+        # could make a failing verdict (most versions' cannot: no query).
+        if (
+            row.games >= settings.FAILING_MIN_GAMES
+            and row.failed >= settings.FAILING_RATE * settings.FAILING_MIN_GAMES
+        ):
+            row.recent_games, row.recent_failed = _counts(vid, variant, alerts.get(variant))
+        row.failing = is_failing(row.recent_games, row.recent_failed)
         row.paused = variant in paused
         out.append(row)
     return out
+
+
+def _plays_now(version: BotVersion) -> bool:
+    """Whether the version would play on the ladder (the active version of a bot not
+    withdrawn): only such a version is said to be paused."""
+    return version.status == BotVersion.Status.ACTIVE and version.bot.status == Bot.Status.ACTIVE
 
 
 # ----------------------------------------------------------------------------- the watch
 
 
 def paused_versions(variant: str) -> Q:
-    """A filter on versions that leaves out those the ladder pauses in ``variant`` (none
-    unless ``ARENA_PAUSE_FAILING_VERSIONS`` is on)."""
+    """A filter on versions that leaves out those the ladder pauses in ``variant``: those
+    that fail often there (none when ``ARENA_PAUSE_FAILING_VERSIONS`` is off)."""
     if not settings.PAUSE_FAILING_VERSIONS:
         return Q()
     flagged = FailureAlert.objects.filter(variant=variant, failing=True).values("version_id")
@@ -352,7 +411,7 @@ def paused_versions(variant: str) -> Q:
 
 
 def paused_variants(version_id: int) -> set[str]:
-    """The variants the ladder pauses this version in."""
+    """The variants the ladder pauses this version in (whatever its status)."""
     if not settings.PAUSE_FAILING_VERSIONS:
         return set()
     return set(
@@ -371,36 +430,40 @@ def failing_alerts(version_ids: Iterable[int]) -> list[FailureAlert]:
     )
 
 
-def _counts(version_id: int, variant: str) -> tuple[int, int]:
-    """(finished games, failures) of a version in a variant: one query per colour, each on
-    the version's index."""
-    games = failed = 0
+def _counts(version_id: int, variant: str, since: datetime | None) -> tuple[int, int]:
+    """(games, failures) of a version among its latest :func:`recent_window` finished games
+    in a variant, those finished after ``since`` only (when it was last resumed): one query
+    per colour, each on the version's index and bounded by the window."""
+    window = recent_window()
+    latest: list[tuple[int, bool]] = []
     for side in ("white", "black"):
-        row = (
-            Match.objects.filter(**{side: version_id}, variant=variant, status=S.FINISHED)
-            .order_by()
-            .aggregate(n=Count("pk"), bad=Count("pk", filter=Q(fault=side)))
-        )
-        games += row["n"] or 0
-        failed += row["bad"] or 0
-    return games, failed
+        mine = Match.objects.filter(**{side: version_id}, variant=variant, status=S.FINISHED)
+        if since is not None:
+            mine = mine.filter(finished_at__gt=since)
+        latest += [
+            (pk, fault == side)
+            for pk, fault in mine.order_by("-id").values_list("pk", "fault")[:window]
+        ]
+    latest.sort(reverse=True)
+    recent = latest[:window]
+    return len(recent), sum(1 for _, own in recent if own)
 
 
 def watch(variant: str, white_id: int, black_id: int, fault: str) -> list[int]:
     """After a finished match: bring the failure alerts of its players up to date, and
-    notify the owner of a version that fails often in this variant for the first time.
-    Returns the versions newly found failing."""
+    notify the owner of a version that now fails often in this variant (once, and once more
+    after each time its owner resumes it). Returns the versions newly found failing."""
     players = {"white": white_id, "black": black_id}
-    flagged = set(
+    flagged = dict(
         FailureAlert.objects.filter(variant=variant, version__in=players.values()).values_list(
-            "version_id", flat=True
+            "version_id", "resumed_at"
         )
     )
     newly = []
     for side, vid in players.items():
         if side != fault and vid not in flagged:
             continue
-        games, failed = _counts(vid, variant)
+        games, failed = _counts(vid, variant, flagged.get(vid))
         failing = is_failing(games, failed)
         if vid not in flagged:
             if not failing:
@@ -422,8 +485,32 @@ def watch(variant: str, white_id: int, black_id: int, fault: str) -> list[int]:
     return newly
 
 
+def resume(user: User | AnonymousUser, version: BotVersion) -> list[str]:
+    """Put a version paused from the ladder back on it, in every variant it is paused in
+    (owner only): its verdict starts again from its next games (it is paused again only after
+    ``FAILING_MIN_GAMES`` more, if it still fails often), and its owner is told again then.
+    Returns the variants it was resumed in; a version that is not paused raises
+    :class:`ResumeError` and nothing changes."""
+    if not bots.can_manage(user, version.bot):
+        raise PermissionDenied(f"only the owner of {version.bot.name} may resume it")
+    with transaction.atomic():
+        variants = sorted(paused_variants(version.pk)) if _plays_now(version) else []
+        if not variants:
+            raise ResumeError(f"{version.label} is not paused from the ladder")
+        FailureAlert.objects.filter(version=version, variant__in=variants, failing=True).update(
+            failing=False,
+            games=0,
+            failures=0,
+            resumed_at=timezone.now(),
+            notified_at=None,
+            updated_at=timezone.now(),
+        )
+    return variants
+
+
 def _claim_notice(version_id: int, variant: str) -> bool:
-    """Whether this call is the one that tells the owner (once per version and variant)."""
+    """Whether this call is the one that tells the owner (once per version and variant, and
+    once more after each resume)."""
     return bool(
         FailureAlert.objects.filter(
             version_id=version_id, variant=variant, notified_at__isnull=True
@@ -433,18 +520,30 @@ def _claim_notice(version_id: int, variant: str) -> bool:
 
 def _notify_failing(version_id: int, variant: str, games: int, failed: int) -> None:
     version = BotVersion.objects.select_related("bot").get(pk=version_id)
+    if version.bot.status != Bot.Status.ACTIVE:
+        return  # withdrawn: nothing for its owner to do
     title = variant_title(variant)
-    paused = settings.PAUSE_FAILING_VERSIONS
+    paused = settings.PAUSE_FAILING_VERSIONS and _plays_now(version)
+    # In the owner's words (the reasons' full texts, no quote of the bot's output).
+    groups = _reasons(version_id, private=True).get(variant, [])
+    commonest = groups[0].text if groups else ""
     text = (
-        f"{version.label} failed in {failed} of its {games} {title} games "
+        f"{version.label} failed in {failed} of its latest {games} {title} games "
         f"({100 * failed / games:.0f}%): crashes, timeouts, illegal moves, protocol errors or "
-        "the sandbox. Its page lists the commonest reasons with example games."
-        + (" The ladder pauses it in this variant until it does better." if paused else "")
+        "the sandbox."
+        + (f" The commonest reason: {commonest} ({groups[0].count}\u00d7)." if groups else "")
+        + (
+            " It is paused from the ladder in this variant: once the cause is fixed, resume it "
+            "on its page (or upload a new version)."
+            if paused
+            else ""
+        )
+        + " Its page lists the commonest reasons with example games."
     )
     notify(
         version.bot.owner_id,
         Event.VERSION_FAILING,
-        f"{version.label} fails often in {title}",
+        f"{version.label} fails often in {title}" + (" and is paused" if paused else ""),
         text,
         reverse("bot", args=[version.bot.name]) + f"#v{version.number}",
         data={
@@ -453,6 +552,7 @@ def _notify_failing(version_id: int, variant: str, games: int, failed: int) -> N
             "variant": variant,
             "games": games,
             "failures": failed,
+            "reason": commonest,
             "paused": paused,
         },
     )

@@ -21,8 +21,8 @@ class DeliveryInline(admin.TabularInline):
 
 @admin.register(Notification)
 class NotificationAdmin(admin.ModelAdmin):
-    list_display = ("created_at", "user", "event", "subject")
-    list_filter = ("event",)
+    list_display = ("created_at", "user", "event", "subject", "read_at")
+    list_filter = ("event", ("read_at", admin.EmptyFieldListFilter))
     search_fields = ("user__username", "subject")
     inlines = [DeliveryInline]
 

@@ -1,8 +1,9 @@
 """What a user wants to be told, what they were told, and how each message went out.
 
-A :class:`Notification` is one event for one user (a check finished, a tournament finished...);
-each channel it goes out on (email, webhook) is a :class:`Delivery` with its own status,
-attempts and last error, sent by a Celery task (:mod:`arena.notifications.tasks`).
+A :class:`Notification` is one event for one user (a check finished, a tournament finished...),
+kept in the user's inbox, read or not (:attr:`Notification.read_at`); each channel it goes out
+on (email, webhook) is a :class:`Delivery` with its own status, attempts and last error, sent
+by a Celery task (:mod:`arena.notifications.tasks`).
 """
 
 from __future__ import annotations
@@ -30,6 +31,13 @@ class Event(models.TextChoices):
 #: The events a user can choose (the test notification and the verification link are always
 #: sent).
 CHOOSABLE = [e for e in Event if e not in (Event.TEST, Event.VERIFY_EMAIL)]
+#: Messages to a channel rather than to the user: written only when there is a channel to
+#: send them on (the test notification tries the user's channels; the verification link goes to
+#: the address it verifies).
+CHANNEL_ONLY = (Event.TEST, Event.VERIFY_EMAIL)
+#: Not listed in the inbox: the verification link is for an address, and the link itself is
+#: kept nowhere but in the mail.
+NOT_IN_INBOX = (Event.VERIFY_EMAIL,)
 
 
 def every_event() -> list[str]:
@@ -84,7 +92,7 @@ class NotificationSettings(models.Model):
 
 
 class Notification(models.Model):
-    """One event told to one user."""
+    """One event told to one user: an entry of their inbox, unread until ``read_at``."""
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, models.CASCADE, related_name="notifications")
     event = models.CharField(max_length=30, choices=Event.choices)
@@ -95,10 +103,20 @@ class Notification(models.Model):
     #: What the event is about, for programs (the webhook's ``data``).
     data: models.JSONField[JSONObject, JSONObject] = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    #: When the user opened it or marked it read (None: unread).
+    read_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-id"]
-        indexes = [models.Index(fields=["user", "-id"], name="notification_user_idx")]
+        indexes = [
+            models.Index(fields=["user", "-id"], name="notification_user_idx"),
+            # The header's unread count on every page: only the unread rows are indexed.
+            models.Index(
+                fields=["user"],
+                condition=Q(read_at__isnull=True),
+                name="notification_unread_idx",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.event} for user {self.user_id}: {self.subject}"

@@ -1,5 +1,7 @@
-"""Telling users what happened: :func:`notify` writes the notification and its deliveries and
-sends them after the transaction commits; :func:`deliver` sends one (in a worker).
+"""Telling users what happened: :func:`notify` writes the notification (the user's inbox,
+:func:`inbox`) and its deliveries, and sends them after the transaction commits;
+:func:`deliver` sends one (in a worker). :func:`mark_read` and :func:`opened` mark inbox
+entries read; :func:`unread_count` is the header's count.
 
 Any app above this one calls :func:`notify`; it never blocks: the request or the task that
 calls it only writes rows, and a Celery task sends the email or posts the webhook, retrying
@@ -14,6 +16,7 @@ that link is the only mail it gets, and no more of them than the ``verify_email`
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -21,13 +24,15 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.core.mail import send_mail
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from arena.core import throttles
 from arena.jobs import claims
 from arena.notifications import verification, webhook
 from arena.notifications.models import (
+    CHANNEL_ONLY,
+    NOT_IN_INBOX,
     Delivery,
     Event,
     Notification,
@@ -42,11 +47,15 @@ __all__ = [
     "Event",
     "confirm_email",
     "deliver",
+    "inbox",
     "is_verified",
+    "mark_read",
     "notify",
+    "opened",
     "send_test",
     "send_verification",
     "settings_of",
+    "unread_count",
     "update_settings",
 ]
 
@@ -81,28 +90,31 @@ def notify(
 ) -> Notification | None:
     """Tell ``user`` (a user or its primary key) about ``event`` (an :class:`Event` value).
 
-    Writes a :class:`Notification` and one :class:`Delivery` per channel the user chose for
-    this event (email when their account has a verified address; the webhook when on and
-    set), and
-    sends each delivery's task once the current transaction commits (at once outside one).
-    ``url``: the page it is about (a site path such as ``/bots/x/`` is made a full URL);
-    ``data``: extra JSON for webhooks. Returns the notification, or None when the user wants
-    nothing for this event. Never raises for the user's settings, never waits for a send.
+    Writes a :class:`Notification`, which the user's inbox lists whatever their settings, and
+    one :class:`Delivery` per channel the user chose for this event (email when their account
+    has a verified address; the webhook when on and set), and sends each delivery's task once
+    the current transaction commits (at once outside one). ``url``: the page it is about (a
+    site path such as ``/bots/x/`` is made a full URL); ``data``: extra JSON for webhooks.
+    Returns the notification; None only for a test notification (:data:`CHANNEL_ONLY`) that
+    has no channel to go on, which is not written. Never raises for the user's settings, never
+    waits for a send.
     """
     if event not in Event.values:
         raise ValueError(f"unknown event {event!r}; known: {', '.join(Event.values)}")
     user_id = user if isinstance(user, int) else user.pk
     prefs = settings_of(user_id)
-    if not prefs.wants(event):
-        return None
-    address = (
-        get_user_model().objects.filter(pk=user_id).values_list("email", flat=True).first() or ""
-    )
     targets: list[tuple[str, str]] = []
-    if prefs.email and prefs.verified(address):
-        targets.append((Delivery.Channel.EMAIL, address))
-    if prefs.webhook and prefs.webhook_url:
-        targets.append((Delivery.Channel.WEBHOOK, prefs.webhook_url))
+    if prefs.wants(event):
+        address = (
+            get_user_model().objects.filter(pk=user_id).values_list("email", flat=True).first()
+            or ""
+        )
+        if prefs.email and prefs.verified(address):
+            targets.append((Delivery.Channel.EMAIL, address))
+        if prefs.webhook and prefs.webhook_url:
+            targets.append((Delivery.Channel.WEBHOOK, prefs.webhook_url))
+    if not targets and event in CHANNEL_ONLY:
+        return None
     return _send(user_id, event, subject, text, url, data, targets)
 
 
@@ -114,11 +126,9 @@ def _send(
     url: str,
     data: JSONObject | None,
     targets: list[tuple[str, str]],
-) -> Notification | None:
+) -> Notification:
     """Write the notification and its deliveries (one per target: channel, where), and send
-    each after the transaction commits. None when there is nowhere to send it."""
-    if not targets:
-        return None
+    each after the transaction commits."""
     with transaction.atomic():
         n = Notification.objects.create(
             user_id=user_id,
@@ -306,6 +316,41 @@ def send_test(user: User) -> Notification | None:
     return n
 
 
+def inbox(user: User | int) -> QuerySet[Notification]:
+    """The user's inbox, newest first: every notification written for them, whatever their
+    channels and the events they chose for them, but the verification links
+    (:data:`~arena.notifications.models.NOT_IN_INBOX`)."""
+    user_id = user if isinstance(user, int) else user.pk
+    return (
+        Notification.objects.filter(user_id=user_id).exclude(event__in=NOT_IN_INBOX).order_by("-id")
+    )
+
+
 def recent(user: User, *, limit: int = 20) -> list[Notification]:
-    """The user's latest notifications, newest first (whatever their channels)."""
-    return list(Notification.objects.filter(user=user).order_by("-id")[:limit])
+    """The latest entries of the user's inbox, newest first."""
+    return list(inbox(user)[:limit])
+
+
+def unread_count(user: User | int) -> int:
+    """How many entries of the user's inbox are unread (one ``COUNT`` over an index of the
+    unread rows)."""
+    return inbox(user).filter(read_at__isnull=True).count()
+
+
+def mark_read(user: User | int, ids: Iterable[int] | None = None) -> int:
+    """Mark the user's unread notifications read: those of ``ids`` (others' ids, and ids of
+    none, are ignored), or all of them. Returns how many were marked."""
+    rows = inbox(user).filter(read_at__isnull=True)
+    if ids is not None:
+        rows = rows.filter(pk__in=list(ids))
+    return rows.update(read_at=timezone.now())
+
+
+def opened(user: User | int, pk: int) -> Notification | None:
+    """The user's notification ``pk``, marked read (it was opened); None when the user has no
+    such notification (another user's is none of theirs)."""
+    n = inbox(user).filter(pk=pk).first()
+    if n is not None and n.read_at is None:
+        mark_read(user, [n.pk])
+        n.refresh_from_db(fields=["read_at"])
+    return n

@@ -83,10 +83,15 @@ def create(
     time_control: str,
     games_per_pair: int,
     bots: Sequence[Bot],
-    rated: bool = True,
+    rated: bool | None = None,
 ) -> Tournament:
     """Create a round robin between the bots' active versions and start it. Every entrant's
     active version must declare the variant (a bot that does not is refused, by name).
+
+    A rated tournament may include only bots that accept rated tournaments
+    (:meth:`~arena.bots.models.Bot.accepts_rated_tournaments`: the organiser's own, built-in
+    bots, and those whose owner accepts them); any other is refused, by name. ``rated`` None
+    (a caller that does not say): rated when every entrant accepts, else unrated.
 
     The two games of a pair with the colours reversed (cycles ``2k`` and ``2k + 1`` of the
     schedule) share a seed and so an opening (``OPENING_PLIES`` ring placements drawn with
@@ -120,6 +125,15 @@ def create(
         raise TournamentError(
             f"not playing {title}: "
             + "; ".join(f"{v.label} plays only {', '.join(v.variant_titles)}" for v in refused)
+        )
+    unwilling = [b.name for b in unique if not b.accepts_rated_tournaments(organiser.pk)]
+    if rated is None:
+        rated = not unwilling
+    elif rated and unwilling:
+        raise TournamentError(
+            "a rated tournament may include other people's bots only if their owners accept "
+            f"rated tournaments; these do not: {', '.join(unwilling)} (make it unrated, or "
+            "leave them out)"
         )
     rng = random.Random()
     with throttles.limited(organiser, "tournament"), transaction.atomic():

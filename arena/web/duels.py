@@ -21,6 +21,7 @@ from arena.duels import services as duels
 from arena.duels.models import Duel
 from arena.games.models import Match
 from arena.web import forms
+from arena.web.mine import duels_involving
 from arena.web.refusals import OnForm
 from arena.web.templatetags.figures import elo as elo_text
 
@@ -79,9 +80,10 @@ def duel_list(request: HttpRequest, kind: str) -> HttpResponse:
     rows = Duel.objects.filter(kind=kind).select_related(
         "created_by", "candidate__bot", "opponent__bot"
     )
-    mine = bool(request.GET.get("mine")) and request.user.is_authenticated
-    if mine:
-        rows = rows.filter(created_by_id=request.user.pk)
+    user = request.user
+    mine = bool(request.GET.get("mine")) and user.is_authenticated
+    if mine and isinstance(user, User):
+        rows = rows.filter(duels_involving(user.pk))
     page = Paginator(rows.order_by("-id"), 50).get_page(request.GET.get("page"))
     return render(
         request,

@@ -92,16 +92,33 @@ class VersionUploadForm(forms.Form):
 class BotEditForm(forms.ModelForm):
     class Meta:
         model = Bot
-        fields = ("description", "rated_challenges")
+        fields = ("description", "rated_challenges", "rated_tournaments")
         widgets = {"description": forms.Textarea(attrs={"rows": 4})}
-        labels = {"rated_challenges": "Accept rated challenges"}
+        labels = {
+            "rated_challenges": "Accept rated challenges",
+            "rated_tournaments": "Accept rated tournaments",
+        }
+        help_texts = {
+            "rated_tournaments": "Let other people include this bot in rated tournaments (your "
+            "own tournaments may always be rated; built-in bots always accept)."
+        }
 
 
 class BotChoiceField(forms.ModelMultipleChoiceField):
+    """The bots of a tournament, each labelled with its owner, what it plays, and whether a
+    rated tournament of the organiser (``organiser_id``) may include it."""
+
+    organiser_id: int | None = None
+
     def label_from_instance(self, obj: Bot) -> str:
         plays = describe_variants(getattr(obj, "active_variants", None) or every_variant())
         only = "" if plays == "every variant" else f"; plays only {plays}"
-        return f"{obj.name} ({obj.owner.username}{only})"
+        rated = (
+            "rated or unrated"
+            if obj.accepts_rated_tournaments(self.organiser_id)
+            else "unrated only"
+        )
+        return f"{obj.name} ({obj.owner.username}{only}; {rated})"
 
 
 class TournamentForm(forms.Form):
@@ -121,14 +138,21 @@ class TournamentForm(forms.Form):
     bots = BotChoiceField(
         queryset=Bot.objects.none(),
         widget=forms.CheckboxSelectMultiple,
-        help_text="Each bot plays with its active version, which must play the variant.",
+        help_text="Each bot plays with its active version, which must play the variant. "
+        "“Unrated only”: its owner does not accept rated tournaments.",
     )
-    rated = forms.BooleanField(required=False, initial=True)
+    rated = forms.BooleanField(
+        required=False,
+        initial=True,
+        help_text="Count the games in the ratings: only with bots marked “rated or unrated” "
+        "(yours, the built-in ones, and those whose owners accept rated tournaments).",
+    )
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:  # forms.Form's, passed on
+    def __init__(self, *args: Any, user: Any, **kwargs: Any) -> None:  # forms.Form's, passed on
         super().__init__(*args, **kwargs)
         field = self.fields["bots"]
-        assert isinstance(field, forms.ModelMultipleChoiceField)
+        assert isinstance(field, BotChoiceField)
+        field.organiser_id = user.pk
         active = BotVersion.objects.filter(bot=OuterRef("pk"), status=BotVersion.Status.ACTIVE)
         field.queryset = (
             Bot.objects.filter(status=Bot.Status.ACTIVE, versions__status=BotVersion.Status.ACTIVE)

@@ -1,13 +1,18 @@
-"""The user's notification settings page, its "send a test notification" button, and the
-verification of the account's email address (the link mailed to it, and sending it again)."""
+"""The user's inbox (every notification, read and unread), the notification settings page,
+its "send a test notification" button, and the verification of the account's email address
+(the link mailed to it, and sending it again)."""
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
 from django.db import transaction
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.template.defaultfilters import pluralize
+from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 
@@ -18,8 +23,52 @@ from arena.web.forms import NotificationSettingsForm
 from arena.web.refusals import OnForm, form_status
 from arena.web.views import AuthenticatedHttpRequest
 
-#: Recent deliveries shown on the page.
+#: Recent deliveries shown on the settings page.
 RECENT = 10
+#: Notifications on a page of the inbox.
+INBOX_PAGE = 50
+
+
+@login_required
+def inbox(request: AuthenticatedHttpRequest) -> HttpResponse:
+    """The user's notifications, newest first, the unread ones marked."""
+    user = request.user
+    page = Paginator(services.inbox(user), INBOX_PAGE).get_page(request.GET.get("page"))
+    context = {"page": page, "unread": services.unread_count(user), "extra": ""}
+    return render(request, "web/inbox.html", context)
+
+
+def _on_site(url: str) -> str:
+    """A notification's URL as a path when it is one of this site's (``ARENA_SITE_URL``), so
+    that the browser stays on the address it came from."""
+    base = settings.SITE_URL.rstrip("/")
+    return url.removeprefix(base) if url.startswith(base + "/") else url
+
+
+@login_required
+def inbox_open(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
+    """Open one notification: it is marked read, and the browser goes to its page (or to it
+    in the inbox when it has none). Another user's notification is not found."""
+    n = services.opened(request.user, pk)
+    if n is None:
+        raise Http404("no such notification")
+    if n.url:
+        return redirect(_on_site(n.url))
+    return redirect(f"{reverse('inbox')}#n{n.pk}")
+
+
+@login_required
+@require_POST
+def inbox_read(request: AuthenticatedHttpRequest) -> HttpResponse:
+    """Mark every notification of the user read."""
+    marked = services.mark_read(request.user)
+    messages.success(
+        request,
+        f"{marked} notification{pluralize(marked)} marked read."
+        if marked
+        else "Nothing was unread.",
+    )
+    return redirect("inbox")
 
 
 @login_required

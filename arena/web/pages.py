@@ -77,6 +77,8 @@ def failures_json(rows: list[reliability.VariantFailures]) -> list[JSONObject]:
             "games": row.games,
             "failures": {k.value: row.failures[k] for k in COUNTED},
             "rate": round(row.rate, 4),
+            "recent_games": row.recent_games,
+            "recent_failures": row.recent_failed,
             "failing": row.failing,
             "paused": row.paused,
             "reasons": [
@@ -131,12 +133,16 @@ class BotPage(Page):
     active: BotVersion | None
     #: Newest first.
     versions: list[VersionRow]
-    #: (version, variant's failures) where it fails often: for its owner only.
+    #: (version, variant's failures) where the version that plays (the active one of a bot
+    #: not withdrawn) fails often: for its owner only.
     failing: list[tuple[BotVersion, reliability.VariantFailures]]
-    #: (version, variant's failures) where it is paused from the ladder.
+    #: (version, variant's failures) where it is paused from the ladder (its owner may resume
+    #: it: a POST to ``version-activate``).
     paused: list[tuple[BotVersion, reliability.VariantFailures]]
     failing_rate: float
     failing_min_games: int
+    #: How many of a version's latest games the verdict looks at.
+    failing_window: int
     #: A rating-history chart per variant: (the variant's title, the chart).
     charts: list[tuple[str, SafeString]]
     #: The latest :data:`RECENT` matches of any of its versions.
@@ -154,10 +160,16 @@ def bot_page(bot: Bot, user: Viewer) -> BotPage:
     ratings = _ratings(versions)
     manager = bots.can_manage(user, bot)
     stats = {v.pk: version_failures(v, user) for v in versions[:FAILURE_VERSIONS]}
-    failing = [(v, row) for v in versions for row in stats.get(v.pk, []) if row.failing]
+    active = next((v for v in versions if v.status == BotVersion.Status.ACTIVE), None)
+    # Only the version that plays is warned of: a withdrawn bot's or a retired version's
+    # failures are history (its table still shows them).
+    playing = active if active is not None and bot.status == Bot.Status.ACTIVE else None
+    failing = [
+        (v, row) for v in versions if v == playing for row in stats.get(v.pk, []) if row.failing
+    ]
     return BotPage(
         bot=bot,
-        active=next((v for v in versions if v.status == BotVersion.Status.ACTIVE), None),
+        active=active,
         versions=[
             VersionRow(
                 v,
@@ -172,6 +184,7 @@ def bot_page(bot: Bot, user: Viewer) -> BotPage:
         paused=[(v, row) for v in versions for row in stats.get(v.pk, []) if row.paused],
         failing_rate=settings.FAILING_RATE,
         failing_min_games=settings.FAILING_MIN_GAMES,
+        failing_window=reliability.recent_window(),
         charts=_charts(versions, ratings),
         recent=_recent([v.pk for v in versions]),
         manager=manager,

@@ -22,6 +22,11 @@ urlpatterns = [
         name="version-activate",
     ),
     path(
+        "bots/<slug:name>/v<int:number>/resume/",
+        views.version_resume,
+        name="version-resume",
+    ),
+    path(
         "bots/<slug:name>/v<int:number>/check.json",
         views.version_check_transcript,
         name="version-check-transcript",
@@ -75,6 +80,9 @@ urlpatterns = [
     path("accounts/token/", views.token, name="token"),
     path("accounts/bots/", mine.my_bots, name="my-bots"),
     *passwords.urlpatterns,
+    path("accounts/inbox/", notifications.inbox, name="inbox"),
+    path("accounts/inbox/read/", notifications.inbox_read, name="inbox-read"),
+    path("accounts/inbox/<int:pk>/", notifications.inbox_open, name="inbox-open"),
     path("accounts/notifications/", notifications.notification_settings, name="notifications"),
     path("accounts/notifications/test/", notifications.send_test, name="notifications-test"),
     path(

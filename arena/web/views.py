@@ -9,7 +9,7 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
-from django.db.models import OuterRef, QuerySet, Subquery
+from django.db.models import OuterRef, Q, QuerySet, Subquery
 from django.http import (
     FileResponse,
     Http404,
@@ -29,7 +29,7 @@ import engine
 from arena.bots import services as bots
 from arena.bots.models import Bot, BotVersion, Variant, describe_variants
 from arena.core.throttles import Throttled
-from arena.games import downloads, filters, headtohead, live, privacy
+from arena.games import downloads, filters, headtohead, live, privacy, reliability
 from arena.games.models import Match, MatchRecord
 from arena.games.replay import replay_frames
 from arena.notifications import services as notifications
@@ -159,7 +159,41 @@ def leaderboard(request: HttpRequest, variant: str = "yinsh") -> HttpResponse:
 # ----------------------------------------------------------------------------- bots
 
 
+#: The bot list's choices (``?status=``), by where a bot stands (:meth:`Bot.standing`): a filter
+#: on the list's annotations, None for every bot. The first is the default (no parameter).
+BOT_FILTERS: dict[str, tuple[str, Q | None]] = {
+    "active": ("active", Q(status=Bot.Status.ACTIVE, active_variants__isnull=False)),
+    "waiting": (
+        "waiting for a check",
+        Q(
+            status=Bot.Status.ACTIVE,
+            active_variants__isnull=True,
+            newest_status__in=[
+                BotVersion.Status.PENDING,
+                BotVersion.Status.CHECKING,
+                BotVersion.Status.HELD,
+            ],
+        ),
+    ),
+    "rejected": (
+        "rejected",
+        Q(
+            status=Bot.Status.ACTIVE,
+            active_variants__isnull=True,
+            newest_status=BotVersion.Status.REJECTED,
+        ),
+    ),
+    "withdrawn": ("withdrawn", Q(status=Bot.Status.WITHDRAWN)),
+    "all": ("all", None),
+}
+DEFAULT_BOT_FILTER = next(iter(BOT_FILTERS))
+
+
 def bot_list(request: HttpRequest) -> HttpResponse:
+    """The bots that play by default; ``?status=`` one of :data:`BOT_FILTERS` for the others
+    (an unknown one: 400, and no bots)."""
+    shown = request.GET.get("status") or DEFAULT_BOT_FILTER
+    known = shown in BOT_FILTERS
     active = BotVersion.objects.filter(bot=OuterRef("pk"), status=BotVersion.Status.ACTIVE)
     newest = BotVersion.objects.filter(bot=OuterRef("pk")).order_by("-number")
     rows = (
@@ -170,6 +204,11 @@ def bot_list(request: HttpRequest) -> HttpResponse:
         )
         .order_by("name")
     )
+    where = BOT_FILTERS[shown][1] if known else None
+    if where is not None:
+        rows = rows.filter(where)
+    if not known:
+        rows = rows.none()
     page = Paginator(rows, 100).get_page(request.GET.get("page"))
     plays = [
         (
@@ -179,7 +218,19 @@ def bot_list(request: HttpRequest) -> HttpResponse:
         )
         for b in page
     ]
-    return render(request, "web/bot_list.html", {"page": page, "rows": plays})
+    filters = [
+        (key, label, "?" if key == DEFAULT_BOT_FILTER else f"?status={key}")
+        for key, (label, _) in BOT_FILTERS.items()
+    ]
+    context = {
+        "page": page,
+        "rows": plays,
+        "filters": filters,
+        "shown": shown,
+        "unknown": not known,
+        "extra": f"status={shown}&" if known and shown != DEFAULT_BOT_FILTER else "",
+    }
+    return render(request, "web/bot_list.html", context, status=200 if known else 400)
 
 
 def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
@@ -235,6 +286,7 @@ def bot_edit(request: AuthenticatedHttpRequest, name: str) -> HttpResponse:
             bot,
             description=form.cleaned_data["description"],
             rated_challenges=form.cleaned_data["rated_challenges"],
+            rated_tournaments=form.cleaned_data["rated_tournaments"],
         )
         return redirect(bot)
     return render(request, "web/bot_edit.html", {"form": form, "bot": bot})
@@ -255,7 +307,7 @@ def bot_delete(request: AuthenticatedHttpRequest, name: str) -> HttpResponse:
 @login_required
 @require_POST
 def version_activate(request: AuthenticatedHttpRequest, name: str, number: int) -> HttpResponse:
-    """Make a retired version the bot's active one again (owner only)."""
+    """Make a retired version the bot's active version again (owner only)."""
     version = _own_version(request, name, number)
     try:
         bots.activate(request.user, version)
@@ -263,6 +315,21 @@ def version_activate(request: AuthenticatedHttpRequest, name: str, number: int) 
         messages.error(request, str(e))
     else:
         messages.success(request, f"{version.label} is the active version; it plays again.")
+    return redirect(version.bot)
+
+
+@login_required
+@require_POST
+def version_resume(request: AuthenticatedHttpRequest, name: str, number: int) -> HttpResponse:
+    """Let a version paused from the ladder for failing often play there again (owner only)."""
+    version = _own_version(request, name, number)
+    try:
+        resumed = reliability.resume(request.user, version)
+    except reliability.ResumeError as e:
+        messages.error(request, str(e))
+    else:
+        titles = ", ".join(Variant(v).label for v in resumed)
+        messages.success(request, f"{version.label} plays on the ladder again ({titles}).")
     return redirect(version.bot)
 
 
@@ -458,7 +525,7 @@ def tournament_games(request: HttpRequest, pk: int) -> HttpResponse:
 def tournament_create(request: AuthenticatedHttpRequest) -> HttpResponse:
     if not tournaments.can_organise(request.user):
         raise PermissionDenied("you may not organise tournaments")
-    form = forms.TournamentForm(request.POST or None)
+    form = forms.TournamentForm(request.POST or None, user=request.user)
     on_form = OnForm(form)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data

@@ -344,7 +344,9 @@ def test_a_patch_that_names_nothing_to_change_is_refused(user: Any) -> None:
     ]
     for r in bodies:
         assert r.status_code == 400
-        assert r.json()["detail"] == "nothing to change: give description or rated_challenges"
+        assert r.json()["detail"] == (
+            "nothing to change: give description, rated_challenges or rated_tournaments"
+        )
     assert Bot.objects.get(name="mine").description == "kept"
     r = c.patch("/api/bots/mine/", {"description": "new"}, format="multipart")
     assert r.status_code == 200 and r.json()["description"] == "new"
@@ -421,3 +423,56 @@ def test_every_operation_documents_its_errors_and_the_shapes_it_returns() -> Non
         assert ok["schema"]["type"] == "array", path
     result = schema["components"]["schemas"]["Match"]["properties"]["result"]
     assert "" in str(result) or any("Blank" in str(x) for x in result.get("oneOf", [])), result
+
+
+@pytest.mark.django_db
+def test_the_owner_opts_in_to_rated_tournaments_through_the_api(user: Any, other_user: Any) -> None:
+    make_version(user, "mine")
+    c = client_for(user)
+    assert c.get("/api/bots/mine/").json()["rated_tournaments"] is False
+    r = c.patch("/api/bots/mine/", {"rated_tournaments": True}, format="json")
+    assert r.status_code == 200 and r.json()["rated_tournaments"] is True
+    assert Bot.objects.get(name="mine").rated_tournaments
+    r = c.patch("/api/bots/mine/", {"rated_tournaments": "maybe"}, format="json")
+    assert r.status_code == 400 and "rated_tournaments" in r.json()
+    assert Bot.objects.get(name="mine").rated_tournaments  # unchanged
+    r = client_for(other_user).patch("/api/bots/mine/", {"rated_tournaments": False}, format="json")
+    assert r.status_code == 403 and Bot.objects.get(name="mine").rated_tournaments
+
+
+@pytest.mark.django_db
+def test_a_rated_tournament_with_bots_not_opted_in_is_refused_by_name(
+    user: Any, other_user: Any
+) -> None:
+    make_version(user, "t-a")
+    make_version(other_user, "t-b")
+    make_version(other_user, "t-c")
+    c = client_for(user)
+    body = {"name": "Cup", "variant": "yinsh", "bots": ["t-a", "t-b", "t-c"], "rated": True}
+    r = c.post("/api/tournaments/", body, format="json")
+    assert r.status_code == 400
+    assert r.json()["non_field_errors"] == [
+        "a rated tournament may include other people's bots only if their owners accept rated "
+        "tournaments; these do not: t-b, t-c (make it unrated, or leave them out)"
+    ]
+    assert not Tournament.objects.exists() and not Match.objects.exists()
+    Bot.objects.filter(name__in=["t-b", "t-c"]).update(rated_tournaments=True)
+    r = c.post("/api/tournaments/", body, format="json")
+    assert r.status_code == 201 and r.json()["rated"] is True
+
+
+@pytest.mark.django_db
+def test_a_tournament_that_does_not_say_is_rated_only_if_every_bot_accepts(
+    user: Any, other_user: Any
+) -> None:
+    make_version(user, "t-a")
+    make_version(user, "t-b")
+    make_version(other_user, "t-c")
+    c = client_for(user)
+    body = {"name": "Mine", "variant": "yinsh", "bots": ["t-a", "t-b"]}
+    mine = c.post("/api/tournaments/", body, format="json")
+    assert mine.status_code == 201 and mine.json()["rated"] is True
+    body = {"name": "Open", "variant": "yinsh", "bots": ["t-a", "t-c"]}
+    r = c.post("/api/tournaments/", body, format="json")
+    assert r.status_code == 201 and r.json()["rated"] is False
+    assert not Match.objects.filter(tournament_id=r.json()["id"], rated=True).exists()

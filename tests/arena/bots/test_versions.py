@@ -257,3 +257,21 @@ def test_the_api_refuses_to_activate_a_rejected_version_with_a_409(user: Any) ->
     assert "only a version that passed its check" in r.json()["detail"]
     assert Bot.objects.get(name="mine").active_version is not None
     assert api(user).post("/api/versions/999999/activate/").status_code == 404
+
+
+@pytest.mark.django_db
+def test_a_bot_accepts_rated_tournaments_of_its_owner_or_when_its_owner_says_so(
+    user: Any, other_user: Any, anchor: BotVersion
+) -> None:
+    bot = make_version(user, "mine").bot
+    assert not bot.rated_tournaments  # off until its owner says so
+    assert bot.accepts_rated_tournaments(user.pk)  # its owner's own tournaments
+    assert not bot.accepts_rated_tournaments(other_user.pk)
+    assert anchor.bot.accepts_rated_tournaments(user.pk)  # a built-in bot always
+    with pytest.raises(PermissionDenied):
+        services.update_bot(other_user, bot, description="", rated_tournaments=True)
+    assert not Bot.objects.get(pk=bot.pk).rated_tournaments
+    services.update_bot(user, bot, description="mine", rated_tournaments=True)
+    bot = Bot.objects.get(pk=bot.pk)
+    assert bot.rated_tournaments and bot.accepts_rated_tournaments(other_user.pk)
+    assert not bot.rated_challenges  # each consent on its own

@@ -239,3 +239,20 @@ def test_the_list_shows_only_mine_on_request(user, other_user, mine, theirs):
     assert f"/tests/{ours.pk}/" in everything and f"/tests/{theirs_test.pk}/" in everything
     only = logged_in(user).get("/tests/?mine=1").content.decode()
     assert f"/tests/{ours.pk}/" in only and f"/tests/{theirs_test.pk}/" not in only
+
+
+def test_my_challenges_include_those_against_my_bots(
+    user, other_user, mine, theirs, django_user_model
+):
+    """alice's list of her challenges, on the site and by the API, has bob's challenge of her
+    bot as well as hers; a challenge between two others is in neither."""
+    hers = duels.start_challenge(user, mine[0], theirs, variant="yinsh", games=2)
+    against_her = duels.start_challenge(other_user, theirs, mine[0], variant="yinsh", games=2)
+    carol = django_user_model.objects.create_user("carol", password="a-long-password-3")
+    third = make_version(carol, "sparring")
+    elsewhere = duels.start_challenge(other_user, theirs, third, variant="yinsh", games=2)
+    only = logged_in(user).get("/challenges/?mine=1").content.decode()
+    assert f"/challenges/{hers.pk}/" in only and f"/challenges/{against_her.pk}/" in only
+    assert f"/challenges/{elsewhere.pk}/" not in only
+    listed = client_for(user).get("/api/duels/", {"mine": "true", "kind": "challenge"}).json()
+    assert [d["id"] for d in listed["results"]] == [against_her.pk, hers.pk]

@@ -8,8 +8,12 @@ from typing import Any
 
 import pytest
 from django.core import mail
+from django.core.exceptions import PermissionDenied
 from django.test import Client
+from django.utils import timezone
 
+from arena.bots import services as bots
+from arena.bots.models import Bot, BotVersion
 from arena.games import ladder, reliability
 from arena.games import services as games
 from arena.games.models import FailureAlert, Match, MatchRecord
@@ -47,6 +51,7 @@ def played(
         fault=fault,
         reason=reason,
         detail=detail,
+        finished_at=timezone.now() if status != Match.Status.RUNNING else None,
     )
     MatchRecord.objects.create(
         match=m, record="", record_short="", transcript={"moves": moves or []}
@@ -344,7 +349,7 @@ def test_the_page_says_when_a_version_is_paused_from_the_ladder(
     reliability.watch("yangsh", mine.pk, other.pk, "white")
     page = Client().get("/bots/crasher/").content.decode()
     assert "v1 is paused from the ladder in Yangsh" in page
-    assert "lost 2 of its 2 games there" in page
+    assert "lost 2 of its 2 latest games there" in page
 
 
 @pytest.mark.django_db
@@ -375,3 +380,182 @@ def test_the_api_gives_failure_statistics_with_examples_for_the_owner_only(
     assert "hunter2" in row["reasons"][0]["example"]
     assert "failures" not in Client().get("/api/versions/").json()["results"][0]
     assert mail.outbox == []
+
+
+# ----------------------------------------------------------------------------- fair by default
+
+
+def ladder_players(variant: str = "yangsh") -> set[int]:
+    """The versions a fresh round of the ladder pairs in ``variant``."""
+    Match.objects.filter(kind=Match.Kind.LADDER, status=Match.Status.QUEUED).delete()
+    made = ladder.schedule_variant(variant, rng=random.Random(1), depth=12)
+    return {m.white_id for m in made} | {m.black_id for m in made}
+
+
+@pytest.fixture
+def paused(user: Any, other_user: Any, settings: Any) -> tuple[Any, list[Any]]:
+    """alice's crasher, flagged after two crashes in Yangsh (the pause left at its default),
+    and two good bots of bob's."""
+    settings.FAILING_MIN_GAMES = 2
+    bad = make_version(user, "crasher")
+    good = [make_version(other_user, f"good-{i}") for i in range(2)]
+    crash(bad, good[0])
+    crash(bad, good[1])
+    assert reliability.watch("yangsh", bad.pk, good[1].pk, "white") == [bad.pk]
+    return bad, good
+
+
+@pytest.mark.django_db
+def test_a_failing_version_is_paused_from_the_ladder_by_default(
+    paused: tuple[Any, list[Any]],
+) -> None:
+    bad, good = paused
+    assert ladder_players("yangsh") == {g.pk for g in good}
+    (row,) = reliability.version_failures(bad)
+    assert row.failing and row.paused
+
+
+@pytest.mark.django_db
+def test_the_verdict_counts_the_latest_games_only(pair: tuple[Any, Any], settings: Any) -> None:
+    settings.FAILING_MIN_GAMES = 10
+    settings.FAILING_RATE = 0.2
+    mine, other = pair
+    for _ in range(20):
+        crash(mine, other)
+    assert reliability.watch("yangsh", mine.pk, other.pk, "white") == [mine.pk]
+    window = reliability.recent_window()
+    for _ in range(window - 1):
+        played(mine, other)
+    # The latest window holds one crash still (2%); over all games it is 20 of 69 (29%).
+    reliability.watch("yangsh", mine.pk, other.pk, "")
+    alert = FailureAlert.objects.get(version=mine)
+    assert (alert.games, alert.failures, alert.failing) == (window, 1, False)
+    (row,) = reliability.version_failures(mine)
+    assert (row.games, row.failed) == (20 + window - 1, 20)  # the table: every game
+    assert (row.recent_games, row.recent_failed, row.failing, row.paused) == (
+        window,
+        1,
+        False,
+        False,
+    )
+    assert mine.pk in ladder_players("yangsh")
+
+
+@pytest.mark.django_db
+def test_resuming_puts_a_version_back_and_it_is_paused_again_after_more_failures(
+    paused: tuple[Any, list[Any]], user: Any
+) -> None:
+    bad, good = paused
+    assert reliability.resume(user, bad) == ["yangsh"]
+    assert bad.pk in ladder_players("yangsh")
+    (row,) = reliability.version_failures(bad)
+    assert (row.recent_games, row.failing, row.paused) == (0, False, False)
+    # Its old crashes are behind it: one new crash is too few games to pause it again...
+    crash(bad, good[0])
+    assert reliability.watch("yangsh", bad.pk, good[0].pk, "white") == []
+    assert FailureAlert.objects.get(version=bad).games == 1
+    assert bad.pk in ladder_players("yangsh")
+    # ...a second one pauses it, and its owner is told again.
+    crash(bad, good[1])
+    assert reliability.watch("yangsh", bad.pk, good[1].pk, "white") == [bad.pk]
+    assert bad.pk not in ladder_players("yangsh")
+    assert Notification.objects.filter(user=user, event="version_failing").count() == 2
+
+
+@pytest.mark.django_db
+def test_only_the_owner_resumes_and_only_a_paused_version(
+    paused: tuple[Any, list[Any]], user: Any, other_user: Any
+) -> None:
+    bad, _ = paused
+    with pytest.raises(PermissionDenied):
+        reliability.resume(other_user, bad)
+    with pytest.raises(reliability.ResumeError, match="fine v1 is not paused"):
+        reliability.resume(user, make_version(user, "fine"))
+    assert FailureAlert.objects.get(version=bad).failing  # nothing changed
+    reliability.resume(user, bad)
+    with pytest.raises(reliability.ResumeError, match="is not paused from the ladder"):
+        reliability.resume(user, bad)
+
+
+@pytest.mark.django_db
+def test_the_notice_says_the_commonest_reason_and_that_the_version_is_paused(
+    paused: tuple[Any, list[Any]], user: Any
+) -> None:
+    (n,) = Notification.objects.filter(user=user, event="version_failing")
+    assert n.subject == "crasher v1 fails often in Yangsh and is paused"
+    assert "The commonest reason: exited during the game (exit code 1) (2\u00d7)." in n.text
+    assert "It is paused from the ladder in this variant" in n.text
+    assert "resume it on its page" in n.text
+    assert "hunter2" not in n.text  # never the bot's own words
+    assert n.data["paused"] is True
+    assert n.data["reason"] == "exited during the game (exit code 1)"
+
+
+@pytest.mark.django_db
+def test_the_owner_resumes_a_paused_version_from_its_page(
+    paused: tuple[Any, list[Any]], user: Any, other_user: Any
+) -> None:
+    bad, _ = paused
+    owner = Client()
+    owner.force_login(user)
+    page = owner.get("/bots/crasher/").content.decode()
+    assert "v1 is paused from the ladder in Yangsh" in page
+    assert "Resume v1 on the ladder" in page
+    stranger = Client()
+    stranger.force_login(other_user)
+    assert "Resume v1" not in stranger.get("/bots/crasher/").content.decode()
+    assert stranger.post("/bots/crasher/v1/resume/").status_code == 403
+    assert reliability.paused_variants(bad.pk) == {"yangsh"}
+    r = owner.post("/bots/crasher/v1/resume/", follow=True)
+    assert "crasher v1 plays on the ladder again (Yangsh)." in r.content.decode()
+    assert reliability.paused_variants(bad.pk) == set()
+    page = owner.get("/bots/crasher/").content.decode()
+    assert "paused from the ladder" not in page and "Resume v1" not in page
+    # Again: nothing to resume, said so.
+    r = owner.post("/bots/crasher/v1/resume/", follow=True)
+    assert "crasher v1 is not paused from the ladder" in r.content.decode()
+
+
+@pytest.mark.django_db
+def test_the_api_shows_the_pause_and_resumes_for_the_owner_only(
+    paused: tuple[Any, list[Any]], user: Any, other_user: Any
+) -> None:
+    bad, _ = paused
+    body = Client().get(f"/api/versions/{bad.pk}/").json()
+    assert body["paused"] == ["yangsh"]
+    (row,) = body["failures"]
+    assert (row["paused"], row["failing"], row["recent_games"], row["recent_failures"]) == (
+        True,
+        True,
+        2,
+        2,
+    )
+    url = f"/api/versions/{bad.pk}/resume/"
+    owner, stranger = Client(), Client()
+    owner.force_login(user)
+    stranger.force_login(other_user)
+    assert Client().post(url).status_code == 401
+    assert stranger.post(url).status_code == 403
+    assert reliability.paused_variants(bad.pk) == {"yangsh"}
+    r = owner.post(url)
+    assert r.status_code == 200, r.content
+    assert r.json()["paused"] == [] and r.json()["failures"][0]["paused"] is False
+    r = owner.post(url)
+    assert r.status_code == 409
+    assert r.json()["detail"] == "crasher v1 is not paused from the ladder"
+
+
+@pytest.mark.django_db
+def test_a_withdrawn_bot_shows_no_warning_and_no_pause(
+    paused: tuple[Any, list[Any]], user: Any
+) -> None:
+    bad, _ = paused
+    owner = Client()
+    owner.force_login(user)
+    assert "Failing often" in owner.get("/bots/crasher/").content.decode()
+    assert bots.delete_bot(user, Bot.objects.get(name="crasher")) == "withdrawn"
+    page = owner.get("/bots/crasher/").content.decode()
+    assert "Failing often" not in page and "paused from the ladder" not in page
+    assert "Failures and think times" in page  # its record stays
+    (row,) = reliability.version_failures(BotVersion.objects.get(pk=bad.pk))
+    assert row.failing and not row.paused

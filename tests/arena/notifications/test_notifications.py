@@ -107,17 +107,64 @@ def test_notify_writes_one_delivery_per_chosen_channel_and_sends_after_commit(
     assert len(sent) == 2  # one task per delivery, once committed
 
 
+def channels_of(n: Notification | None) -> list[str]:
+    assert n is not None
+    return sorted(d.channel for d in n.deliveries.all())
+
+
 @pytest.mark.django_db
 def test_notify_respects_the_events_chosen_and_the_defaults(user: Any) -> None:
-    assert services.notify(user, Event.CHECK_FINISHED, "s", "t") is None  # no address yet
+    assert channels_of(services.notify(user, Event.CHECK_FINISHED, "s", "t")) == []  # no address
     verified_address(user, "alice@example.org")
     n = services.notify(user.pk, Event.TOURNAMENT_FINISHED, "s", "t")
-    assert n is not None and [d.channel for d in n.deliveries.all()] == ["email"]
+    assert channels_of(n) == ["email"]
     with_webhook(user, "https://hooks.example.org/x", events=["check_finished"])
-    assert services.notify(user, Event.TOURNAMENT_FINISHED, "s", "t") is None
+    assert channels_of(services.notify(user, Event.TOURNAMENT_FINISHED, "s", "t")) == []
+    assert channels_of(services.notify(user, Event.CHECK_FINISHED, "s", "t")) == ["webhook"]
     assert services.notify(user, Event.TEST, "s", "t") is not None  # always
     with pytest.raises(ValueError, match="unknown event"):
         services.notify(user, "party", "s", "t")
+
+
+@pytest.mark.django_db
+def test_every_event_reaches_the_inbox_whatever_the_channels(
+    user: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    """A user without email or webhook, or who unticked an event, still finds it listed."""
+    with django_capture_on_commit_callbacks() as sent:
+        n = services.notify(user, Event.CHECK_FINISHED, "walker v1 passed", "t", "/bots/w/")
+    assert n is not None and n.read_at is None and channels_of(n) == []
+    assert sent == []  # nothing to send
+    verified_address(user, "alice@example.org")
+    with_webhook(user, "https://hooks.example.org/x", email=True, events=["check_finished"])
+    unticked = services.notify(user, Event.VERSION_FAILING, "walker v1 fails", "t")
+    assert channels_of(unticked) == []
+    assert [x.subject for x in services.inbox(user)] == ["walker v1 fails", "walker v1 passed"]
+    assert services.unread_count(user) == 2
+
+
+@pytest.mark.django_db
+def test_a_test_notification_with_no_channel_writes_nothing(user: Any) -> None:
+    """The settings page's test button tries the channels: with none, nothing is written."""
+    assert services.notify(user, Event.TEST, "s", "t") is None
+    assert not Notification.objects.exists()
+
+
+@pytest.mark.django_db
+def test_mark_read_marks_the_users_own_and_only_once(user: Any, other_user: Any) -> None:
+    a = services.notify(user, Event.CHECK_FINISHED, "a", "t")
+    b = services.notify(user, Event.CHECK_FINISHED, "b", "t")
+    theirs = services.notify(other_user, Event.CHECK_FINISHED, "bob's", "t")
+    assert a is not None and b is not None and theirs is not None
+    assert services.mark_read(user, [a.pk, theirs.pk]) == 1
+    assert services.mark_read(user, [a.pk]) == 0  # read already
+    theirs.refresh_from_db()
+    assert theirs.read_at is None and services.unread_count(other_user) == 1
+    assert services.mark_read(user) == 1
+    assert services.unread_count(user) == 0
+    assert services.opened(user, theirs.pk) is None
+    theirs.refresh_from_db()
+    assert theirs.read_at is None
 
 
 # ----------------------------------------------------------------------------- delivery

@@ -209,7 +209,8 @@ def test_every_address_already_there_starts_unverified(user: Any) -> None:
     user.save(update_fields=["email"])
     NotificationSettings.objects.create(user=user)
     assert not services.is_verified(user)
-    assert services.notify(user, "check_finished", "s", "t") is None
+    n = services.notify(user, "check_finished", "s", "t")
+    assert n is not None and not n.deliveries.exists()  # in the inbox, not by email
 
 
 def test_the_module_examples_hold() -> None:

@@ -457,3 +457,54 @@ def test_the_site_and_the_api_say_incomplete_and_offer_to_play_the_missing_games
     abort_one(t.matches.get(), settings)
     assert site.post(f"/tournaments/{t.pk}/replay/").status_code == 302
     assert Tournament.objects.get(pk=t.pk).status == Tournament.Status.RUNNING
+
+
+# ----------------------------------------------------------------------------- consent
+
+
+@pytest.mark.django_db
+def test_a_rated_tournament_refuses_other_peoples_bots_that_have_not_opted_in(
+    user: Any, other_user: Any, anchor: Any
+) -> None:
+    mine = make_version(user, "mine")
+    theirs = [make_version(other_user, name) for name in ("rival", "shy")]
+    with pytest.raises(
+        services.TournamentError,
+        match=r"owners accept rated tournaments; these do not: rival, shy \(make it unrated",
+    ):
+        start(user, [mine, *theirs], rated=True)
+    assert not Tournament.objects.exists() and not Match.objects.exists()
+    # One accepts: the other is still named.
+    rival = theirs[0].bot
+    rival.rated_tournaments = True
+    rival.save(update_fields=["rated_tournaments"])
+    with pytest.raises(services.TournamentError, match=r"these do not: shy \("):
+        start(user, [mine, *theirs], rated=True)
+    assert not Tournament.objects.exists()
+
+
+@pytest.mark.django_db
+def test_own_built_in_and_opted_in_bots_may_play_a_rated_tournament(
+    user: Any, other_user: Any, anchor: Any
+) -> None:
+    mine = make_version(user, "mine")
+    willing = make_version(other_user, "willing")
+    willing.bot.rated_tournaments = True
+    willing.bot.save(update_fields=["rated_tournaments"])
+    t = start(user, [mine, willing, anchor], rated=True)
+    assert t.rated and set(t.matches.values_list("rated", flat=True)) == {True}
+
+
+@pytest.mark.django_db
+def test_an_unrated_tournament_may_include_anyones_bots(user: Any, other_user: Any) -> None:
+    t = start(user, [make_version(user, "mine"), make_version(other_user, "rival")], rated=False)
+    assert not t.rated and set(t.matches.values_list("rated", flat=True)) == {False}
+
+
+@pytest.mark.django_db
+def test_a_caller_that_does_not_say_gets_rated_only_when_every_entrant_accepts(
+    user: Any, other_user: Any, anchor: Any
+) -> None:
+    mine = make_version(user, "mine")
+    assert start(user, [mine, anchor]).rated
+    assert not start(user, [mine, make_version(other_user, "rival")]).rated

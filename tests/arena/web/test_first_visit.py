@@ -37,7 +37,7 @@ def test_the_bot_list_calls_a_bot_active_only_when_a_version_plays(user: Any) ->
     make_version(user, "refused", status=BotVersion.Status.REJECTED)
     make_version(user, "waiting", status=BotVersion.Status.PENDING)
     make_version(user, "playing")
-    page = Client().get("/bots/").content.decode()
+    page = Client().get("/bots/?status=all").content.decode()
     assert "<td>rejected</td>" in bot_row(page, "refused")
     assert ">active<" not in bot_row(page, "refused")
     assert "<td>waiting for its check</td>" in bot_row(page, "waiting")

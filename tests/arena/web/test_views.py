@@ -96,7 +96,7 @@ def test_the_bot_page_and_list_show_the_variants_each_version_plays(user: Any) -
     v1 = page[page.index(f'id="v{old.number}"') :]
     v2 = page[page.index('id="v2"') : page.index(f'id="v{old.number}"')]
     assert "plays YINSH, Blitz YINSH" in v2 and "plays every variant" in v1
-    rows = Client().get("/bots/").content.decode()
+    rows = Client().get("/bots/?status=all").content.decode()
     assert "<td>YINSH, Blitz YINSH</td>" in rows
     assert "<td>\N{EN DASH}</td>" in rows  # waiting: no active version
 
@@ -278,7 +278,8 @@ def test_the_tournament_form_says_what_each_bot_plays_and_refuses_a_variant_one_
     make_version(user, "classic", variants=["yinsh", "blitz"])
     c = logged_in(user)
     form = c.get("/tournaments/new/").content.decode()
-    assert "classic (alice; plays only YINSH, Blitz YINSH)" in form and "a1 (alice)<" in form
+    assert "classic (alice; plays only YINSH, Blitz YINSH; rated or unrated)" in form
+    assert "a1 (alice; rated or unrated)<" in form
     r = c.post(
         "/tournaments/new/",
         {
@@ -375,3 +376,107 @@ def test_the_admin_warns_of_held_versions_and_checks_them_again(
     assert "1 version(s) queued for a new check" in r.content.decode()
     held.refresh_from_db()
     assert held.status == BotVersion.Status.PENDING and len(sent) == 1
+
+
+# ----------------------------------------------------------------------------- the bot list
+
+
+def listed(url: str) -> list[str]:
+    """The bots a list page shows, by name."""
+    page = Client().get(url).content.decode()
+    return sorted(
+        name
+        for name in ("playing", "refused", "waiting", "gone")
+        if f'href="/bots/{name}/"' in page
+    )
+
+
+@pytest.fixture
+def bots_of_every_standing(user: Any) -> None:
+    make_version(user, "playing")
+    make_version(user, "refused", status=BotVersion.Status.REJECTED)
+    make_version(user, "waiting", status=BotVersion.Status.PENDING)
+    make_version(user, "gone")
+    Bot.objects.filter(name="gone").update(status=Bot.Status.WITHDRAWN)
+
+
+@pytest.mark.django_db
+def test_the_bot_list_shows_active_bots_unless_asked_for_others(
+    bots_of_every_standing: None,
+) -> None:
+    assert listed("/bots/") == ["playing"]
+    assert listed("/bots/?status=active") == ["playing"]
+    assert listed("/bots/?status=rejected") == ["refused"]
+    assert listed("/bots/?status=waiting") == ["waiting"]
+    assert listed("/bots/?status=withdrawn") == ["gone"]
+    assert listed("/bots/?status=all") == ["gone", "playing", "refused", "waiting"]
+    assert Client().get("/bots/?status=nonsense").status_code == 400
+
+
+@pytest.mark.django_db
+def test_the_bot_lists_filter_links_and_pager_keep_the_url_clean(
+    bots_of_every_standing: None, user: Any
+) -> None:
+    page = Client().get("/bots/").content.decode()
+    for href in ('href="?status=rejected"', 'href="?status=all"', 'href="?status=withdrawn"'):
+        assert href in page
+    assert 'href="?"' in page  # the default: /bots/ with nothing after it
+    assert "status=&" not in page and "?&" not in page
+    for k in range(101):
+        make_version(user, f"bot{k:03}", status=BotVersion.Status.REJECTED)
+    rejected = Client().get("/bots/?status=rejected").content.decode()
+    assert 'href="?status=rejected&amp;page=2"' in rejected
+    default = Client().get("/bots/").content.decode()
+    assert "page=2" not in default
+
+
+@pytest.mark.django_db
+def test_the_tournament_form_marks_the_bots_a_rated_tournament_may_include(
+    user: Any, other_user: Any, anchor: Any
+) -> None:
+    make_version(user, "a1")
+    make_version(other_user, "rival")
+    make_version(other_user, "willing")
+    Bot.objects.filter(name="willing").update(rated_tournaments=True)
+    form = logged_in(user).get("/tournaments/new/").content.decode()
+    assert "a1 (alice; rated or unrated)<" in form  # the organiser's own
+    assert "random (arena; rated or unrated)<" in form  # built-in
+    assert "willing (bob; rated or unrated)<" in form  # opted in
+    assert "rival (bob; unrated only)<" in form
+    # The same bots as bob sees them: alice's are now the other people's.
+    form = logged_in(other_user).get("/tournaments/new/").content.decode()
+    assert "a1 (alice; unrated only)<" in form and "rival (bob; rated or unrated)<" in form
+
+
+@pytest.mark.django_db
+def test_a_rated_tournament_form_with_bots_not_opted_in_names_them(
+    user: Any, other_user: Any
+) -> None:
+    make_version(user, "a1")
+    make_version(other_user, "rival")
+    c = logged_in(user)
+    body = {
+        "name": "Cup",
+        "variant": "yinsh",
+        "time_control": "5+0.1",
+        "games_per_pair": 2,
+        "bots": list(Bot.objects.values_list("pk", flat=True)),
+    }
+    r = c.post("/tournaments/new/", {**body, "rated": "on"})
+    assert r.status_code == 200  # the form again, with the reason
+    assert "these do not: rival (make it unrated, or leave them out)" in r.content.decode()
+    assert not Tournament.objects.exists()
+    assert c.post("/tournaments/new/", body).status_code == 302  # unrated
+    assert not Tournament.objects.get().rated
+
+
+@pytest.mark.django_db
+def test_the_owner_opts_in_to_rated_tournaments_on_the_edit_page(user: Any) -> None:
+    make_version(user, "mybot")
+    c = logged_in(user)
+    assert "Accept rated tournaments" in c.get("/bots/mybot/edit/").content.decode()
+    assert not Bot.objects.get(name="mybot").rated_tournaments  # off until the owner says
+    c.post("/bots/mybot/edit/", {"description": "hi", "rated_tournaments": "on"})
+    assert Bot.objects.get(name="mybot").rated_tournaments
+    c.post("/bots/mybot/edit/", {"description": "hi"})
+    assert not Bot.objects.get(name="mybot").rated_tournaments

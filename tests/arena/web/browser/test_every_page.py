@@ -143,6 +143,8 @@ def test_every_public_page_fits_the_screen_and_its_buttons_are_legible(
         "/leaderboard/yinsh/?all=1",
         "/leaderboard/blitz/",
         "/bots/",
+        "/bots/?status=all",
+        "/bots/?status=rejected",
         "/bots/a-rather-long-bot-name-for-a-phone/",
         "/bots/runner/",
         f"/bots/{LONGEST}/",
@@ -194,6 +196,8 @@ def test_every_page_of_a_signed_in_owner_fits_the_screen_and_its_buttons_are_leg
         f"/tournaments/{arena.tournament.pk}/",
         f"/tests/{arena.test}/",
         "/accounts/notifications/",
+        "/accounts/inbox/",
+        "/challenges/?mine=1",
         "/accounts/token/",
         "/accounts/bots/",
     ]
