@@ -111,6 +111,18 @@ TOPICS: tuple[Topic, ...] = (
         (Part("docs/duels.md"),),
     ),
     Topic(
+        "notifications",
+        "Notifications",
+        "Being told when a check, a test or a tournament finishes: the inbox, e-mail and "
+        "webhooks, and what a webhook receives.",
+        (
+            Part(
+                "docs/notifications.md",
+                ("Events", "Settings", "The inbox", "Verifying an address", "The webhook payload"),
+            ),
+        ),
+    ),
+    Topic(
         "starters",
         "Starter kits",
         "Bots ready to copy, one per language.",

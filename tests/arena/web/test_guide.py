@@ -47,6 +47,7 @@ def guide_root(settings: Any, tmp_path: Path) -> Path:
         "docs/sandbox.md",
         "docs/rules.md",
         "docs/duels.md",
+        "docs/notifications.md",
     ):
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(ROOT / path, tmp_path / path)
@@ -74,6 +75,7 @@ def test_the_index_lists_every_topic_and_says_which_are_not_written(guide_root: 
         ("variants", ["Variants", "The variants"]),
         ("builds", ["Builds"]),
         ("limits", ["What a bot sees (FULL and NAMESPACE)", "Limits (SandboxSettings)"]),
+        ("notifications", ["Events", "The inbox", "Verifying an address", "The webhook payload"]),
     ],
 )
 def test_each_page_shows_its_sources_headings(slug: str, headings: list[str]) -> None:
@@ -275,3 +277,14 @@ def test_a_refused_upload_links_to_the_packaging_page(user: Any) -> None:
     html = r.content.decode()
     assert "RAR archive" in html and 'href="/guide/bots/#uploads"' in html
     assert 'href="/guide/bots/#uploads"' not in c.get("/upload/").content.decode()
+
+
+@pytest.mark.django_db
+def test_the_notification_settings_link_the_guides_notifications_page(user: Any) -> None:
+    c = Client()
+    c.force_login(user)
+    page = c.get("/accounts/notifications/").content.decode()
+    assert 'href="/guide/notifications/"' in page
+    r = c.get("/guide/notifications/")
+    assert r.status_code == 200
+    assert "Webhooks" in r.content.decode() or "webhook" in r.content.decode()
