@@ -543,6 +543,15 @@ def tournament_create(request: AuthenticatedHttpRequest) -> HttpResponse:
     return render(request, "web/tournament_form.html", {"form": form}, status=on_form.status)
 
 
+#: What the organiser is told after each action on a tournament.
+TOURNAMENT_ACTION_DONE = {
+    "pause": "{name} is paused: no new game starts; the games under way finish.",
+    "resume": "{name} plays on.",
+    "cancel": "{name} is cancelled: its games not played yet will not be played.",
+    "replay": "{name}: its missing games are queued to be played again.",
+}
+
+
 @login_required
 @require_POST
 def tournament_action(request: AuthenticatedHttpRequest, pk: int, action: str) -> HttpResponse:
@@ -556,7 +565,7 @@ def tournament_action(request: AuthenticatedHttpRequest, pk: int, action: str) -
     if action not in act:
         raise Http404
     if act[action](request.user, t):
-        messages.success(request, f"{t.name}: {action} done.")
+        messages.success(request, TOURNAMENT_ACTION_DONE[action].format(name=t.name))
     else:
         messages.warning(request, f"{t.name} cannot {action} now (it is {t.status}).")
     return redirect(reverse("tournament", args=[pk]))

@@ -243,8 +243,13 @@ def test_organising_pausing_and_downloading_a_tournament(user: Any, other_user: 
     assert logged_in(other_user).post(f"/tournaments/{t.pk}/pause/").status_code == 403
     assert c.post(f"/tournaments/{t.pk}/pause/").status_code == 302
     assert Tournament.objects.get().status == "paused"
-    c.post(f"/tournaments/{t.pk}/resume/")
-    c.post(f"/tournaments/{t.pk}/cancel/")
+    # Each action is said in words (not "pause done.").
+    said = c.get(f"/tournaments/{t.pk}/").content.decode()
+    assert "Cup is paused: no new game starts" in said
+    said = c.post(f"/tournaments/{t.pk}/resume/", follow=True).content.decode()
+    assert "Cup plays on." in said
+    said = c.post(f"/tournaments/{t.pk}/cancel/", follow=True).content.decode()
+    assert "Cup is cancelled: its games not played yet will not be played." in said
     assert Tournament.objects.get().status == "cancelled"
     archive = Client().get(f"/tournaments/{t.pk}/archive.zip")
     assert archive.status_code == 200
@@ -480,3 +485,16 @@ def test_the_owner_opts_in_to_rated_tournaments_on_the_edit_page(user: Any) -> N
     assert Bot.objects.get(name="mybot").rated_tournaments
     c.post("/bots/mybot/edit/", {"description": "hi"})
     assert not Bot.objects.get(name="mybot").rated_tournaments
+
+
+@pytest.mark.django_db
+def test_the_match_page_counts_its_actions_in_words(user: Any, anchor: Any) -> None:
+    from arena.jobs import claims
+    from tests.arena.games.test_matches import fake_result
+
+    m = queued_match(make_version(user, "counter"), anchor)
+    services.finish(m.pk, claims.claim(Match, m.pk), fake_result())
+    Match.objects.filter(pk=m.pk).update(plies=1, duration_s=2.0)
+    assert "2.0 s, 1 action</td>" in Client().get(f"/matches/{m.pk}/").content.decode()
+    Match.objects.filter(pk=m.pk).update(plies=2)
+    assert "2.0 s, 2 actions</td>" in Client().get(f"/matches/{m.pk}/").content.decode()
