@@ -25,6 +25,7 @@ from arena.core.throttles import Rate, Throttled
 from arena.duels.services import DuelError
 from arena.games.filters import FilterError
 from arena.games.headtohead import HeadToHeadError
+from arena.games.reliability import ResumeError
 from arena.notifications.verification import VerificationError
 from arena.notifications.webhook import WebhookError
 from arena.tournaments.services import TournamentError
@@ -44,6 +45,7 @@ STATUS: dict[type[Refused], int] = {
     WebhookError: 400,
     VerificationError: 400,
     LoginLocked: 429,
+    ResumeError: 409,
 }
 
 
