@@ -15,6 +15,7 @@ import base64
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import urllib.parse
@@ -112,10 +113,9 @@ def test_a_hostile_bot_loses_and_leaves_nothing_behind(
     if name == "foreign_abi" and platform.machine() != "x86_64":
         pytest.skip("only an x86_64 kernel has a foreign system call ABI to try")
     mark = f"hostile-mark-{os.getpid()}-{name}"
-    env = {
-        "MARK": mark,
-        "TARGETS": json.dumps([str(secret), str(builtin("greedy").path / "main.py")]),
-    }
+    env = {"MARK": mark}
+    if name == "snoop":  # what it tries to read: host paths this test hands it itself
+        env["TARGETS"] = json.dumps([str(secret), str(builtin("greedy").path / "main.py")])
     # The folder of the host's socket file is bound in (the sandbox binds a copy without it).
     env.update(host_listeners.env(unix_paths=("/opt/hostile/sockets/server.sock",)))
     box = full_sandbox(
@@ -180,21 +180,27 @@ def host_paths(sandbox: Sandbox, tmp_path: Path) -> list[str]:
     ]
 
 
-def encodings(text: str) -> set[str]:
+def encodings(text: str) -> set[re.Pattern[str]]:
     """``text`` as itself and in simple encodings a bot might use to smuggle it out: hex,
     base64 (each of the three alignments, without the characters the neighbours decide),
-    URL quoting, reversed."""
+    URL quoting, reversed. As itself (quoted or reversed too) it is a whole name: ``/arena`` is
+    not in ``/sbin/arena-vm-init``."""
     raw = text.encode()
-    found = {text, raw.hex(), raw.hex().upper(), urllib.parse.quote(text), text[::-1]}
+    whole = {text, urllib.parse.quote(text)}
+    found = {re.escape(t) + r"(?![\w.-])" for t in whole}
+    found.add(r"(?<![\w.-])" + re.escape(text[::-1]))
+    found |= {re.escape(raw.hex()), re.escape(raw.hex().upper())}
     for skip in range(3):
         encoded = base64.b64encode(b"\0" * skip + raw).decode()
-        found.add(encoded[4 if skip else 0 : len(encoded) - 4])
-    return {e for e in found if len(e) >= 6}
+        part = encoded[4 if skip else 0 : len(encoded) - 4]
+        if len(part) >= 6:
+            found.add(re.escape(part))
+    return {re.compile(e) for e in found}
 
 
 def revealed(secrets: list[str], seen: str) -> list[str]:
     """The secrets (or encodings of them) that occur in ``seen``."""
-    return sorted({s for s in secrets for e in encodings(s) if e in seen})
+    return sorted({s for s in secrets for e in encodings(s) if e.search(seen)})
 
 
 def test_encodings_of_a_path_are_found_where_a_bot_would_put_them():
@@ -210,6 +216,9 @@ def test_encodings_of_a_path_are_found_where_a_bot_would_put_them():
     ):
         assert revealed([path], f"name: {smuggled}!") == [path], smuggled
     assert revealed([path], "/bot /usr/lib/python3") == []
+    # A name that only starts like it is another name.
+    assert revealed(["/arena"], "init=/sbin/arena-vm-init root=/arenas") == []
+    assert revealed(["/arena"], "cwd /arena/bots") == ["/arena"]
 
 
 def test_nothing_a_bot_can_read_names_a_host_folder(full_sandbox, tmp_path):
