@@ -116,8 +116,10 @@ def test_a_hostile_bot_loses_and_leaves_nothing_behind(
     env = {"MARK": mark}
     if name == "snoop":  # what it tries to read: host paths this test hands it itself
         env["TARGETS"] = json.dumps([str(secret), str(builtin("greedy").path / "main.py")])
-    # The folder of the host's socket file is bound in (the sandbox binds a copy without it).
-    env.update(host_listeners.env(unix_paths=("/opt/hostile/sockets/server.sock",)))
+    if name == "network_client":
+        # The folder of the host's socket file is bound in (the sandbox binds a copy without
+        # it); its host path is in what this test hands the bot.
+        env.update(host_listeners.env(unix_paths=("/opt/hostile/sockets/server.sock",)))
     box = full_sandbox(
         cpu_seconds=3.0,
         memory_mb=128,

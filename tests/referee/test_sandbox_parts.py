@@ -177,10 +177,13 @@ def test_a_staging_area_that_stages_every_folder_copies_a_readable_one_once_per_
     assert (copy / "module.py").read_text() == "x = 1\n"
     assert str(folder) not in str(copy) and folder.name not in copy.name  # a random name
     assert area.acquire(folder) == copy  # the same content: the same copy
-    (folder / "module.py").write_text("x = 2\n")
+    # A change is told by names, modes, sizes and modification times (bot folders are
+    # content-addressed and never rewritten in place): a rewrite of the same size within the
+    # file system's timestamp tick would go unseen, so this one changes the size.
+    (folder / "module.py").write_text("x = 20\n")
     second = area.acquire(folder)
     assert second is not None and second != copy
-    assert (second / "module.py").read_text() == "x = 2\n"
+    assert (second / "module.py").read_text() == "x = 20\n"
     for staged in (copy, copy, second):
         area.release(staged)
 
