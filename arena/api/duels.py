@@ -26,7 +26,6 @@ from arena.bots.models import BotVersion, Variant
 from arena.duels import services as duels
 from arena.duels.models import Duel
 from arena.tournaments import limits
-from arena.web.mine import duels_involving
 
 
 def _finite(x: float) -> float | None:
@@ -247,7 +246,7 @@ class DuelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
                 qs = qs.filter(**{field: p[field]})
         if p.get("mine"):
             user = self.request.user
-            qs = qs.filter(duels_involving(user.pk)) if user.is_authenticated else qs.none()
+            qs = qs.filter(duels.involving(user.pk)) if user.is_authenticated else qs.none()
         return qs
 
     @extend_schema(request=DuelCreateSerializer, responses={201: DuelSerializer})

@@ -494,12 +494,21 @@ def pairs_in_play(duel: Duel) -> int:
     return DuelPair.objects.filter(duel=duel, status=PS.PLAYING).count()
 
 
+def involving(user_id: int) -> Q:
+    """The tests and challenges that are the user's, as every "mine" list means it: those they
+    started and those played by one of their bots (a challenge of their bot by someone else),
+    as a filter on :class:`Duel`."""
+    return (
+        Q(created_by_id=user_id)
+        | Q(candidate__bot__owner_id=user_id)
+        | Q(opponent__bot__owner_id=user_id)
+    )
+
+
 def duels_of(user: User, kind: str, *, limit: int = 20) -> list[Duel]:
-    """The user's latest tests or challenges, newest first: those they started and those
-    played by one of their bots."""
-    mine = Q(created_by=user) | Q(candidate__bot__owner=user) | Q(opponent__bot__owner=user)
+    """The user's latest tests or challenges, newest first (:func:`involving`)."""
     return list(
-        Duel.objects.filter(mine, kind=kind)
+        Duel.objects.filter(involving(user.pk), kind=kind)
         .select_related("created_by", "candidate__bot", "opponent__bot")
         .order_by("-id")[:limit]
     )

@@ -21,7 +21,6 @@ from arena.duels import services as duels
 from arena.duels.models import Duel
 from arena.games.models import Match
 from arena.web import forms
-from arena.web.mine import duels_involving
 from arena.web.refusals import OnForm
 from arena.web.templatetags.figures import elo as elo_text
 
@@ -83,7 +82,7 @@ def duel_list(request: HttpRequest, kind: str) -> HttpResponse:
     user = request.user
     mine = bool(request.GET.get("mine")) and user.is_authenticated
     if mine and isinstance(user, User):
-        rows = rows.filter(duels_involving(user.pk))
+        rows = rows.filter(duels.involving(user.pk))
     page = Paginator(rows.order_by("-id"), 50).get_page(request.GET.get("page"))
     return render(
         request,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
-from django.db.models import Q
 from django.http import HttpResponse
 from django.shortcuts import render
 
@@ -15,17 +14,6 @@ from arena.web.views import AuthenticatedHttpRequest
 
 #: Latest tests, challenges and notifications shown (the full lists are a link away).
 LATEST = 10
-
-
-def duels_involving(user_id: int) -> Q:
-    """The tests and challenges that are the user's, as every "mine" list means it: those they
-    started and those played by one of their bots (a challenge of their bot by someone else).
-    The rule of :func:`arena.duels.services.duels_of`, as a filter on :class:`Duel`."""
-    return (
-        Q(created_by_id=user_id)
-        | Q(candidate__bot__owner_id=user_id)
-        | Q(opponent__bot__owner_id=user_id)
-    )
 
 
 @login_required
