@@ -272,6 +272,7 @@ THROTTLE_RATES: dict[str, str] = {
     "test": env_str("ARENA_THROTTLE_TEST", "20/hour"),
     "challenge": env_str("ARENA_THROTTLE_CHALLENGE", "10/hour"),
     "tournament": env_str("ARENA_THROTTLE_TOURNAMENT", "10/hour"),
+    "trial": env_str("ARENA_THROTTLE_TRIAL", "30/hour"),
     "api": env_str("ARENA_THROTTLE_API", "300/minute"),
     "anon": env_str("ARENA_THROTTLE_ANON", "120/minute"),
     # Per user: test notifications, and emails that ask to verify an address.
@@ -323,6 +324,10 @@ QUALIFICATION_TIME_CONTROL = env_str("ARENA_QUALIFICATION_TIME_CONTROL", "5+0.1"
 #: one in each variant the bot declares; and their clock.
 CHECK_GAMES = env_int("ARENA_CHECK_GAMES", 2)
 CHECK_TIME_CONTROL = env_str("ARENA_CHECK_TIME_CONTROL", "20+0.2")
+#: A trial (arena.admission.trials: an upload's one game before it is published): its clock,
+#: and how many finished trials each user keeps (the oldest go first).
+TRIAL_TIME_CONTROL = env_str("ARENA_TRIAL_TIME_CONTROL", QUALIFICATION_TIME_CONTROL)
+TRIALS_KEPT = env_int("ARENA_TRIALS_KEPT", 20)
 
 #: Limits on an uploaded archive, applied while unpacking it (in a worker).
 BOT_MAX_FILES = env_int("ARENA_BOT_MAX_FILES", 2000)

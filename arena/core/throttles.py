@@ -54,6 +54,7 @@ ACTIONS = {
     "test": "tests",
     "challenge": "challenges",
     "tournament": "tournaments",
+    "trial": "trials",
     "notify_test": "test notifications",
     "verify_email": "verification emails",
     "password_reset": "password reset requests",

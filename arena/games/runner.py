@@ -195,20 +195,25 @@ def unpack_spec(version: BotVersion) -> BotSpec:
     stored file is missing or damaged. Loaded specs are remembered by this process while their
     folder exists, so that a game does not read the manifest and hash the files again.
     """
+    return unpack_upload(version.sha256, version.kind, version.filename, version.bot.trusted)
+
+
+def unpack_upload(sha256: str, kind: str, filename: str, trusted: bool = False) -> BotSpec:
+    """An uploaded file of the bot store, unpacked as :func:`unpack_spec` does a version's."""
     cache = Path(settings.BOT_CACHE_DIR)
-    _use(cache, cache_key(version.sha256, version.kind, version.filename))
-    key = (str(cache), version.sha256, version.kind, version.filename, version.bot.trusted)
+    _use(cache, cache_key(sha256, kind, filename))
+    key = (str(cache), sha256, kind, filename, trusted)
     spec = _SPECS.get(key)
     if spec is not None and spec.path.exists():
         return spec
     spec = ensure_unpacked(
-        store.path(version.sha256),
-        sha256=version.sha256,
-        kind=version.kind,
-        filename=version.filename,
+        store.path(sha256),
+        sha256=sha256,
+        kind=kind,
+        filename=filename,
         cache=cache,
         limits=unpack_limits(),
-        trusted=version.bot.trusted,
+        trusted=trusted,
     )
     _SPECS[key] = spec
     return spec
