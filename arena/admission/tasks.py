@@ -25,6 +25,4 @@ def check_version(self: Task[[int], str], version_id: int) -> str:
 @shared_task(name=Trial.TASK, bind=True, acks_late=True, max_retries=None)
 def run_trial(self: Task[[int], str], trial_id: int) -> str:
     """Play an upload's trial game."""
-    return policy.run(
-        self, lambda: trials.run(trial_id, self.request.hostname or "", sidecar())
-    )
+    return policy.run(self, lambda: trials.run(trial_id, self.request.hostname or "", sidecar()))

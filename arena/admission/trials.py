@@ -170,13 +170,16 @@ def publish(user: Viewer, trial: Trial, *, name: str = "", description: str = ""
     version is checked as every upload is (the trial was no check)."""
     if not user.is_authenticated or trial.owner_id != user.pk:
         raise PermissionDenied("only the trial's owner may publish it")
+    if trial.status != T.PLAYED:
+        raise TrialError(
+            f"trial {trial.pk} cannot be published: it is {trial.get_status_display()}",
+            status=409,
+        )
     with store.path(trial.sha256).open("rb") as f:
         upload = File(f, name=trial.filename)
         if trial.bot is not None and trial.bot.status == Bot.Status.ACTIVE:
             return bots.add_version(user, trial.bot, upload, filename=trial.filename)
-        return bots.create_bot(
-            user, name, upload, filename=trial.filename, description=description
-        )
+        return bots.create_bot(user, name, upload, filename=trial.filename, description=description)
 
 
 # ----------------------------------------------------------------------------- in a worker

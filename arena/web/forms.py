@@ -10,6 +10,8 @@ from django.contrib.auth.forms import UserCreationForm
 from django.db.models import OuterRef, Subquery
 
 from arena import stats
+from arena.admission import trials
+from arena.admission.models import Colour
 from arena.bots import services as bot_services
 from arena.bots.models import (
     DESCRIPTION_MAX_LENGTH,
@@ -339,3 +341,36 @@ class HeadToHeadForm(forms.Form):
         if data.get("a") is not None and data.get("a") == data.get("b"):
             raise forms.ValidationError("Choose two different bots.")
         return data
+
+
+class TrialForm(forms.Form):
+    """A trial: an upload, the game it plays, and the bot it would be a new version of."""
+
+    file = BotFileField()
+    variant = forms.ChoiceField(choices=Variant.choices, initial="yinsh")
+    colour = forms.ChoiceField(
+        choices=Colour.choices, initial=Colour.WHITE, help_text="The colour your bot plays."
+    )
+    opponent = VersionChoiceField(
+        queryset=BotVersion.objects.none(),
+        required=False,
+        empty_label="random (the built-in bot)",
+        help_text="Any active bot; its log is not shown to you, and nothing is rated.",
+    )
+    bot = forms.ModelChoiceField(
+        queryset=Bot.objects.none(),
+        required=False,
+        to_field_name="name",
+        empty_label="a new bot",
+        label="As a version of",
+        help_text="Publishing it later makes a new version of this bot.",
+    )
+
+    def __init__(self, *args: Any, user: Any, **kwargs: Any) -> None:  # forms.Form's, passed on
+        super().__init__(*args, **kwargs)
+        opponent = self.fields["opponent"]
+        assert isinstance(opponent, forms.ModelChoiceField)
+        opponent.queryset = trials.opponents().select_related("bot__owner")
+        bot = self.fields["bot"]
+        assert isinstance(bot, forms.ModelChoiceField)
+        bot.queryset = Bot.objects.filter(owner=user, status=Bot.Status.ACTIVE).order_by("name")

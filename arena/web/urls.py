@@ -4,7 +4,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 from django.views.generic import RedirectView
 
-from arena.web import duels, guide, mine, notifications, passwords, runtimes, views
+from arena.web import duels, guide, mine, notifications, passwords, runtimes, trials, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -39,6 +39,12 @@ urlpatterns = [
     path("guide/<slug:topic>/", guide.page, name="guide-page"),
     path("runtimes/", runtimes.runtime_list, name="runtimes"),
     path("runtimes/<slug:key>/starter.zip", runtimes.starter_kit, name="starter-kit"),
+    path("trials/", trials.trial_list, name="trials"),
+    path("trials/<int:pk>/", trials.trial_detail, name="trial"),
+    path("trials/<int:pk>/status.json", trials.trial_status, name="trial-status"),
+    path("trials/<int:pk>/replay.json", trials.trial_replay, name="trial-replay"),
+    path("trials/<int:pk>/record.txt", trials.trial_record, name="trial-record"),
+    path("trials/<int:pk>/publish/", trials.trial_publish, name="trial-publish"),
     path("matches/", views.match_list, name="matches"),
     path("matches/<int:pk>/", views.match_detail, name="match"),
     path("matches/<int:pk>/record.txt", views.match_record, name="match-record"),

@@ -7,50 +7,122 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('bots', '0008_bot_rated_tournaments'),
+        ("bots", "0008_bot_rated_tournaments"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Trial',
+            name="Trial",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('attempts', models.PositiveSmallIntegerField(default=0)),
-                ('worker', models.CharField(blank=True, max_length=200)),
-                ('queued_at', models.DateTimeField(blank=True, null=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('heartbeat_at', models.DateTimeField(blank=True, null=True)),
-                ('sha256', models.CharField(max_length=64)),
-                ('kind', models.CharField(choices=[('file', 'single file'), ('zip', 'zip archive'), ('tar.gz', 'tar.gz archive')], max_length=8)),
-                ('filename', models.CharField(max_length=100)),
-                ('size', models.PositiveIntegerField()),
-                ('variant', models.CharField(choices=[('yinsh', 'YINSH'), ('blitz', 'Blitz YINSH'), ('yangsh', 'Yangsh'), ('yangsh7', 'Yangsh (7 pawns)')], max_length=20)),
-                ('colour', models.CharField(choices=[('white', 'white'), ('black', 'black')], max_length=5)),
-                ('opponent_label', models.CharField(max_length=80)),
-                ('time_control', models.CharField(max_length=32)),
-                ('status', models.CharField(choices=[('queued', 'waiting for a worker'), ('running', 'playing'), ('played', 'played'), ('failed', 'could not play'), ('aborted', 'not played')], default='queued', max_length=10)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('report', models.JSONField(blank=True, default=list)),
-                ('reason', models.TextField(blank=True)),
-                ('result', models.CharField(blank=True, max_length=8)),
-                ('termination', models.CharField(blank=True, max_length=20)),
-                ('fault', models.CharField(blank=True, max_length=5)),
-                ('record', models.TextField(blank=True)),
-                ('transcript', models.JSONField(blank=True, null=True)),
-                ('stderr_tail', models.TextField(blank=True)),
-                ('bot', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='trials', to='bots.bot')),
-                ('opponent', models.ForeignKey(help_text='Its opponent.', null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='bots.botversion')),
-                ('owner', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='trials', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("attempts", models.PositiveSmallIntegerField(default=0)),
+                ("worker", models.CharField(blank=True, max_length=200)),
+                ("queued_at", models.DateTimeField(blank=True, null=True)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("heartbeat_at", models.DateTimeField(blank=True, null=True)),
+                ("sha256", models.CharField(max_length=64)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("file", "single file"),
+                            ("zip", "zip archive"),
+                            ("tar.gz", "tar.gz archive"),
+                        ],
+                        max_length=8,
+                    ),
+                ),
+                ("filename", models.CharField(max_length=100)),
+                ("size", models.PositiveIntegerField()),
+                (
+                    "variant",
+                    models.CharField(
+                        choices=[
+                            ("yinsh", "YINSH"),
+                            ("blitz", "Blitz YINSH"),
+                            ("yangsh", "Yangsh"),
+                            ("yangsh7", "Yangsh (7 pawns)"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                (
+                    "colour",
+                    models.CharField(
+                        choices=[("white", "white"), ("black", "black")], max_length=5
+                    ),
+                ),
+                ("opponent_label", models.CharField(max_length=80)),
+                ("time_control", models.CharField(max_length=32)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("queued", "waiting for a worker"),
+                            ("running", "playing"),
+                            ("played", "played"),
+                            ("failed", "could not play"),
+                            ("aborted", "not played"),
+                        ],
+                        default="queued",
+                        max_length=10,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                ("report", models.JSONField(blank=True, default=list)),
+                ("reason", models.TextField(blank=True)),
+                ("result", models.CharField(blank=True, max_length=8)),
+                ("termination", models.CharField(blank=True, max_length=20)),
+                ("fault", models.CharField(blank=True, max_length=5)),
+                ("record", models.TextField(blank=True)),
+                ("transcript", models.JSONField(blank=True, null=True)),
+                ("stderr_tail", models.TextField(blank=True)),
+                (
+                    "bot",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="trials",
+                        to="bots.bot",
+                    ),
+                ),
+                (
+                    "opponent",
+                    models.ForeignKey(
+                        help_text="Its opponent.",
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="bots.botversion",
+                    ),
+                ),
+                (
+                    "owner",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="trials",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-pk'],
-                'indexes': [models.Index(fields=['owner', '-created_at'], name='admission_t_owner_i_c1ba56_idx')],
+                "ordering": ["-pk"],
+                "indexes": [
+                    models.Index(
+                        fields=["owner", "-created_at"], name="admission_t_owner_i_c1ba56_idx"
+                    )
+                ],
             },
         ),
     ]

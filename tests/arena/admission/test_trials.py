@@ -26,7 +26,15 @@ from arena.jobs import claims
 from arena.ratings.models import PairStats
 from arena.referee.errors import InfrastructureError
 from arena.referee.sandbox import Sandbox, SandboxUnavailable
-from tests.arena.conftest import BOTS, TEST_BOTS, make_version, packed, upload, zipped, zipped_folder
+from tests.arena.conftest import (
+    BOTS,
+    TEST_BOTS,
+    make_version,
+    packed,
+    upload,
+    zipped,
+    zipped_folder,
+)
 
 T = Trial.Status
 DIARY = "DIARY-MARKER-5e2b"
@@ -53,7 +61,9 @@ def test_a_trial_plays_one_game_against_random_and_keeps_the_whole_game_for_its_
     record = engine.Record.parse(trial.record)
     assert record.variant.name == "yinsh" and len(record.actions) > 0
     assert trial.result in ("white", "black", "draw") and trial.score in ("1", "0", "½")
-    assert any(line.startswith("the game (YINSH, as black, against random v1)") for line in trial.report)
+    assert any(
+        line.startswith("the game (YINSH, as black, against random v1)") for line in trial.report
+    )
     # The bot's own log is kept: its stderr and its info; the opponent's is not; no server path.
     assert DIARY in trial.stderr_tail
     text = json.dumps(trial.transcript)
@@ -211,11 +221,50 @@ def test_a_trial_is_published_as_a_new_bot_or_a_new_version(
     user: Any, other_user: Any, anchor: Any
 ) -> None:
     trial = try_bot(user, BOTS / "random")
+    with pytest.raises(trials.TrialError, match="it is waiting for a worker") as e:
+        trials.publish(user, trial, name="early")
+    assert e.value.status == 409
+    trials.run(trial.pk)
+    trial.refresh_from_db()
     with pytest.raises(PermissionDenied):
         trials.publish(other_user, trial, name="stolen")
     version = trials.publish(user, trial, name="tried")
     assert version.bot.name == "tried" and version.bot.owner == user
     assert version.sha256 == trial.sha256 and version.status == BotVersion.Status.PENDING
     again = try_bot(user, BOTS / "greedy", bot=Bot.objects.get(name="tried"))
+    trials.run(again.pk)
+    again.refresh_from_db()
     v2 = trials.publish(user, again)
     assert v2.bot.name == "tried" and v2.number == 2
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_uploadbot_trial_is_played_by_a_real_worker_and_prints_the_game(
+    worker: Any, user: Any
+) -> None:
+    import io
+
+    from django.core.management import call_command
+
+    from arena.bots import services as bot_services
+    from tests.arena.conftest import DEADLINE_S
+
+    make_version(bot_services.system_user(), "random", trusted=True)
+    out = io.StringIO()
+    call_command(
+        "uploadbot",
+        str(TEST_BOTS / "honest" / "diary"),
+        owner=user.username,
+        trial=True,
+        colour="black",
+        wait=DEADLINE_S,
+        stdout=out,
+    )
+    text = out.getvalue()
+    trial = Trial.objects.get()
+    assert trial.status == T.PLAYED, worker()
+    assert text.startswith(f"trial #{trial.pk} queued: YINSH, as black, against random v1")
+    assert "the game (YINSH, as black, against random v1)" in text
+    assert '[Variant "yinsh"]' in text and DIARY in text
+    assert not Bot.objects.filter(owner=user).exists()  # nothing published
