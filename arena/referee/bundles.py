@@ -133,7 +133,10 @@ def checkbot_archive() -> tuple[str, bytes]:
 
 @functools.lru_cache(maxsize=2)
 def _sdk(files: tuple[tuple[str, Path], ...], stamps: tuple[tuple[str, int], ...]) -> bytes:
-    extra = [(f"{SDK_NAME}/README.txt", _SDK_README), (f"{SDK_NAME}/pyproject.toml", _SDK_PYPROJECT)]
+    extra = [
+        (f"{SDK_NAME}/README.txt", _SDK_README),
+        (f"{SDK_NAME}/pyproject.toml", _SDK_PYPROJECT),
+    ]
     return _zip([(n, p.read_bytes()) for n, p in files] + [(n, t.encode()) for n, t in extra])
 
 

@@ -18,7 +18,9 @@ from arena.referee import bundles
 ROOT = Path(__file__).resolve().parents[2]
 
 #: A bot that answers hello with something that is not JSON.
-GARBAGE_BOT = 'import sys\nsys.stdin.readline()\nprint("hello, referee", flush=True)\nsys.stdin.read()\n'
+GARBAGE_BOT = (
+    'import sys\nsys.stdin.readline()\nprint("hello, referee", flush=True)\nsys.stdin.read()\n'
+)
 
 
 def test_the_sdk_zip_holds_the_sdk_and_the_engine_under_one_folder(tmp_path: Path) -> None:
@@ -55,9 +57,10 @@ def test_the_archives_are_made_from_the_files_as_they_are_and_are_stable() -> No
     _, data = bundles.checkbot_archive()
     assert data.startswith(b"#!/usr/bin/env python3\n")
     archive = zipfile.ZipFile(io.BytesIO(data))
-    assert archive.read("arena/referee/conformance.py") == (
-        ROOT / "arena/referee/conformance.py"
-    ).read_bytes()
+    assert (
+        archive.read("arena/referee/conformance.py")
+        == (ROOT / "arena/referee/conformance.py").read_bytes()
+    )
     assert "__main__.py" in archive.namelist()
 
 
