@@ -5,7 +5,8 @@ heading (the limits are four sections of ``docs/sandbox.md``). The pages render 
 files, so the site and the repository never disagree; a page is rendered again when one of its
 files changes (the cache is keyed by their modification times). A topic whose file does not
 exist yet says so. Links between the files point to the guide's pages when the file has one,
-and are plain text otherwise.
+to the site's download when they name the SDK, a starter kit or the checker, and are plain text
+otherwise: no page names a path of the repository.
 
 :func:`how_to_fix` maps a rejected version's reason to the page that explains the fix; the
 bot's page shows it beside the reason.
