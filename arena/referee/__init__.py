@@ -14,7 +14,9 @@ The public names are here; the modules behind them, one idea each:
 * :mod:`~arena.referee.outcomes` (how the referee ends a game off the board: the one enum of
   a bot's failures), :mod:`~arena.referee.reasons` and :mod:`~arena.referee.redaction` (the
   words of a failure, and what of them the public may read);
-* :mod:`~arena.referee.conformance` (the protocol check of a bot),
+* :mod:`~arena.referee.conformance` (the protocol check of a bot), with
+  :mod:`~arena.referee.checker` (the same check from the command line, no sandbox) and
+  :mod:`~arena.referee.bundles` (``checkbot.pyz`` and the SDK's zip, made from these modules),
   :mod:`~arena.referee.openings`, :mod:`~arena.referee.schedule` and
   :mod:`~arena.referee.tournament` (openings, pairings, a local tournament);
 * :mod:`~arena.referee.errors`: the one base of the machine's failures.

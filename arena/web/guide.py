@@ -5,7 +5,8 @@ heading (the limits are four sections of ``docs/sandbox.md``). The pages render 
 files, so the site and the repository never disagree; a page is rendered again when one of its
 files changes (the cache is keyed by their modification times). A topic whose file does not
 exist yet says so. Links between the files point to the guide's pages when the file has one,
-and are plain text otherwise.
+to the site's download when they name the SDK, a starter kit or the checker, and are plain text
+otherwise: no page names a path of the repository.
 
 :func:`how_to_fix` maps a rejected version's reason to the page that explains the fix; the
 bot's page shows it beside the reason.
@@ -28,6 +29,9 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.utils.safestring import mark_safe
 
+import engine
+from arena.referee import runtimes
+from arena.referee.conformance import plan
 from arena.referee.outcomes import Failure
 from arena.web import rendering
 
@@ -63,6 +67,19 @@ TOPICS: tuple[Topic, ...] = (
         (Part("docs/protocol.md"),),
     ),
     Topic(
+        "position",
+        "The position",
+        "The position as JSON, as every request gives it: rings, markers, the pool and what "
+        "comes next.",
+        (Part("docs/position-json.md"),),
+    ),
+    Topic(
+        "sdk",
+        "The Python SDK",
+        "A whole bot as one Python function, with the rules library for bots that search.",
+        (Part("bots/README.md", ("A bot in five lines",)),),
+    ),
+    Topic(
         "bots",
         "Packaging a bot",
         "The bot.toml manifest, single-file bots, and what an upload may hold.",
@@ -84,7 +101,7 @@ TOPICS: tuple[Topic, ...] = (
         "runtimes",
         "Runtimes",
         "The languages and interpreters a bot can use in the sandbox.",
-        (Part("docs/runtimes.md"),),
+        (Part("docs/runtimes.md", ("The set", "What bots may use")),),
     ),
     Topic(
         "limits",
@@ -219,7 +236,8 @@ def _linker(root: Path, source: str, anchors: set[str]) -> rendering.LinkFunctio
             return _page_url(source, fragment, root)  # a section left out of this page
         here = posixpath.dirname(source)
         for candidate in (posixpath.join(here, parts.path), parts.path):
-            url = _page_url(posixpath.normpath(candidate), fragment, root)
+            path = posixpath.normpath(candidate)
+            url = _page_url(path, fragment, root) or _download_url(path)
             if url is not None:
                 return url
         return None
@@ -241,6 +259,19 @@ def _page_url(path: str, fragment: str, root: Path) -> str | None:
             return None if not whole else _url(whole[0], fragment)
         chosen = next((t for t in showing if t in whole), showing[0])
     return _url(chosen, fragment)
+
+
+def _download_url(path: str) -> str | None:
+    """The site's download of a folder of the repository a bot author needs (the SDK, a
+    starter kit, the checker's module), else None."""
+    if path in ("bots/sdk", "bots/sdk/yinshbot"):
+        return reverse("sdk-download")
+    if path == "arena/referee/checker.py":
+        return reverse("checkbot-download")
+    folder, _, key = path.rpartition("/")
+    if folder == "bots/starters" and key in {r.key for r in runtimes.RUNTIMES}:
+        return reverse("starter-kit", args=[key])
+    return None
 
 
 def _anchors_of(topic: Topic, root: Path) -> set[str]:
@@ -293,10 +324,45 @@ def how_to_fix(reason: str) -> Fix | None:
 # ----------------------------------------------------------------------------- views
 
 
+@dataclass(frozen=True)
+class Games:
+    """How many games a stage of the arena's check of a version plays, from the settings."""
+
+    least: int
+    every_variant: int
+    clock: str
+
+
+def check_games() -> tuple[Games, Games]:
+    """The protocol check's games and the qualification games (:mod:`arena.admission`): the
+    least a bot plays, and what a bot that declares every variant plays."""
+    every = list(engine.VARIANTS)
+    check, qualification = settings.CHECK_GAMES, settings.QUALIFICATION_GAMES
+    return (
+        Games(
+            len(plan(every[:1], check)),
+            len(plan(every, check)),
+            settings.CHECK_TIME_CONTROL,
+        ),
+        Games(
+            len(plan(every[:1], qualification, each_colour=True)),
+            len(plan(every, qualification, each_colour=True)),
+            settings.QUALIFICATION_TIME_CONTROL,
+        ),
+    )
+
+
 def index(request: HttpRequest) -> HttpResponse:
     root = _root()
     topics = [(t, all(os.path.exists(root / p.path) for p in t.parts)) for t in TOPICS]
-    return render(request, "web/guide_index.html", {"topics": topics})
+    check, qualification = check_games()
+    context = {
+        "topics": topics,
+        "check": check,
+        "qualification": qualification,
+        "kits": runtimes.RUNTIMES,
+    }
+    return render(request, "web/guide_index.html", context)
 
 
 def page(request: HttpRequest, topic: str) -> HttpResponse:

@@ -4,7 +4,17 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 from django.views.generic import RedirectView
 
-from arena.web import duels, guide, mine, notifications, passwords, runtimes, trials, views
+from arena.web import (
+    duels,
+    guide,
+    mine,
+    notifications,
+    passwords,
+    runtimes,
+    tools,
+    trials,
+    views,
+)
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -37,6 +47,8 @@ urlpatterns = [
     path("upload/", views.upload, name="upload"),
     path("guide/", guide.index, name="guide"),
     path("guide/<slug:topic>/", guide.page, name="guide-page"),
+    path("guide/yinsh-sdk.zip", tools.sdk, name="sdk-download"),
+    path("guide/checkbot.pyz", tools.checkbot, name="checkbot-download"),
     path("runtimes/", runtimes.runtime_list, name="runtimes"),
     path("runtimes/<slug:key>/starter.zip", runtimes.starter_kit, name="starter-kit"),
     path("trials/", trials.trial_list, name="trials"),

@@ -3,9 +3,12 @@ rejections to them."""
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import shutil
+import zipfile
+from html import unescape
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +51,8 @@ def guide_root(settings: Any, tmp_path: Path) -> Path:
         "docs/rules.md",
         "docs/duels.md",
         "docs/notifications.md",
+        "docs/position-json.md",
+        "bots/README.md",
     ):
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(ROOT / path, tmp_path / path)
@@ -104,9 +109,88 @@ def test_a_missing_file_is_a_page_not_written_yet(guide_root: Path) -> None:
     html = page("/guide/runtimes/")
     assert "This page is not written yet" in html and "docs/runtimes.md" in html
     assert "not written yet" in page("/guide/starters/")
-    (guide_root / "docs" / "runtimes.md").write_text("# Runtimes\n\n## Python\n\nPython 3.11.\n")
+    (guide_root / "docs" / "runtimes.md").write_text("# Runtimes\n\n## The set\n\nPython 3.11.\n")
     html = page("/guide/runtimes/")
-    assert "not written yet" not in html and '<h2 id="python">Python</h2>' in html
+    assert "not written yet" not in html and '<h2 id="the-set">The set</h2>' in html
+
+
+#: A path of the repository in a page's text: a visitor can open none of them.
+REPOSITORY_PATH = re.compile(
+    r"(?<![\w/.-])(?:docs/[\w./-]*\.md|bots/[\w./-]*|arena/[\w./-]*|engine/[\w./-]*"
+    r"|tests/[\w./-]*|manage\.py)"
+)
+
+
+def visible_text(html: str) -> str:
+    return unescape(re.sub(r"<[^>]+>", " ", html))
+
+
+@pytest.mark.django_db
+def test_no_page_for_bot_authors_names_a_path_of_the_repository(user: Any) -> None:
+    client = logged_in(user)
+    urls = ["/guide/", "/upload/", "/runtimes/", *(f"/guide/{t.slug}/" for t in guide.TOPICS)]
+    for url in urls:
+        response = client.get(url)
+        assert response.status_code == 200, url
+        text = visible_text(response.content.decode())
+        assert "not written yet" not in text, url
+        found = [m[0] for m in REPOSITORY_PATH.finditer(text)]
+        assert found == [], (url, found)
+
+
+def test_the_pattern_of_repository_paths_finds_them_and_not_the_sites_addresses() -> None:
+    text = visible_text(
+        "see docs/protocol.md, <code>bots/sdk/yinshbot</code>, arena/referee/match.py, "
+        "engine/state.py, tests/referee/x.py and python manage.py checkbot"
+    )
+    assert len(REPOSITORY_PATH.findall(text)) == 6
+    assert REPOSITORY_PATH.findall("/bots/walker/ https://x.org/bots/a/ /api/bots/") == []
+
+
+def test_the_index_links_the_new_pages_and_the_downloads() -> None:
+    html = page("/guide/")
+    for slug in ("position", "sdk", "protocol", "starters"):
+        assert f'href="/guide/{slug}/"' in html
+    assert 'href="/guide/checkbot.pyz"' in html and 'href="/guide/yinsh-sdk.zip"' in html
+    for key in ("python", "rust", "go"):
+        assert f'href="/runtimes/{key}/starter.zip"' in html
+
+
+def test_links_to_the_sdk_the_checker_and_the_kits_lead_to_their_downloads() -> None:
+    assert "/guide/yinsh-sdk.zip" in hrefs(page("/guide/bots/"))
+    assert "/guide/checkbot.pyz" in hrefs(page("/guide/bots/"))
+    assert "/runtimes/rust/starter.zip" in hrefs(page("/guide/runtimes/"))
+    assert "/guide/position/" in hrefs(page("/guide/protocol/"))
+    assert "/guide/checkbot.pyz" in hrefs(page("/guide/starters/"))
+
+
+@pytest.mark.parametrize(
+    ("check", "qualification", "expected"),
+    [
+        (2, 2, ("4 check games", "8 qualification games", "at least 2 and", "at least 2 and")),
+        (6, 1, ("6 check games", "8 qualification games", "at least 6 and", "at least 2 and")),
+    ],
+)
+def test_the_index_says_how_many_games_the_check_plays_from_the_settings(
+    settings: Any, check: int, qualification: int, expected: tuple[str, ...]
+) -> None:
+    settings.CHECK_GAMES, settings.QUALIFICATION_GAMES = check, qualification
+    settings.CHECK_TIME_CONTROL, settings.QUALIFICATION_TIME_CONTROL = "20+0.2", "5+0.1"
+    text = " ".join(visible_text(page("/guide/")).split())
+    assert f"{expected[0]} and {expected[1]}" in text
+    assert f"random bot at 20+0.2, {expected[2]}" in text
+    assert f"random bot at 5+0.1, {expected[3]}" in text
+
+
+def test_the_guide_serves_the_sdk_and_the_checker_as_files_to_save() -> None:
+    for url, name in (
+        ("/guide/yinsh-sdk.zip", "yinsh-sdk.zip"),
+        ("/guide/checkbot.pyz", "checkbot.pyz"),
+    ):
+        response = Client().get(url)
+        assert response.status_code == 200
+        assert response["Content-Disposition"] == f'attachment; filename="{name}"'
+        assert zipfile.is_zipfile(io.BytesIO(response.content))
 
 
 def test_an_unknown_page_is_not_found() -> None:
@@ -144,10 +228,11 @@ def test_links_are_rewritten_to_pages_anchors_or_plain_text(guide_root: Path) ->
 
 
 def test_raw_html_and_script_links_are_not_passed_through(guide_root: Path) -> None:
-    (guide_root / "docs" / "runtimes.md").write_text(
-        "# Runtimes\n\n<script>alert(1)</script>\n\n<b>bold</b> [x](javascript:alert(1))\n"
+    (guide_root / "bots" / "starters").mkdir(parents=True)
+    (guide_root / "bots" / "starters" / "README.md").write_text(
+        "# Kits\n\n<script>alert(1)</script>\n\n<b>bold</b> [x](javascript:alert(1))\n"
     )
-    html = page("/guide/runtimes/")
+    html = page("/guide/starters/")
     assert "<script>" not in html and "&lt;script&gt;" in html
     assert "<b>" not in html and 'href="javascript' not in html
 
