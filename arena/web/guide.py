@@ -86,6 +86,13 @@ TOPICS: tuple[Topic, ...] = (
         (Part(BOTS_MD),),
     ),
     Topic(
+        "trials",
+        "Trying a bot",
+        "One unrated game in the arena's own sandbox, with your bot's log move by move, before "
+        "you publish it.",
+        (Part(BOTS_MD, ("Trying a bot in the arena before you publish it",)),),
+    ),
+    Topic(
         "variants",
         "Variants",
         "The four variants, and how a bot says which ones it plays.",
