@@ -26,7 +26,10 @@ class TrialSerializer(serializers.ModelSerializer):
     url = serializers.SerializerMethodField()
     page = serializers.SerializerMethodField()
     bot: serializers.SlugRelatedField[Bot] = serializers.SlugRelatedField(
-        slug_field="name", read_only=True
+        slug_field="name",
+        read_only=True,
+        allow_null=True,
+        help_text="Your bot it would be a new version of (null: a new bot).",
     )
     score = serializers.CharField(
         read_only=True, help_text="The upload's score: 1, ½ or 0 (empty until it played)."
