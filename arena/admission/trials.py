@@ -44,6 +44,8 @@ from arena.referee.build import BuildFailed
 from arena.referee.conformance import name_the_players
 
 __all__ = [
+    "NoOpponent",
+    "NotPlayed",
     "TrialError",
     "create",
     "default_opponent",
@@ -62,12 +64,24 @@ T = Trial.Status
 
 class TrialError(Refused):
     """A trial that cannot be made as asked; the message says why (``field``: the input it is
-    about; ``status`` 503 when the arena, not the request, is not ready)."""
+    about)."""
 
-    def __init__(self, message: str, *, field: str = "", status: int = 400) -> None:
+    def __init__(self, message: str, *, field: str = "") -> None:
         super().__init__(message)
         self.field = field
-        self.status = status  # type: ignore[misc]  # a class default, set per refusal here
+
+
+class NoOpponent(TrialError):
+    """The arena has no opponent ready (its built-in bots are not checked yet): not the
+    request's fault, try again soon."""
+
+    status = 503
+
+
+class NotPlayed(TrialError):
+    """A trial that has not played its game cannot be published."""
+
+    status = 409
 
 
 Viewer = User | AnonymousUser
@@ -128,7 +142,7 @@ def create(
         raise PermissionDenied(f"{bot.name} is not yours")
     opponent = opponent or default_opponent()
     if opponent is None:
-        raise TrialError("the arena has no opponent ready yet; try again in a minute", status=503)
+        raise NoOpponent("the arena has no opponent ready yet; try again in a minute")
     if not opponents(variant).filter(pk=opponent.pk).exists():
         raise TrialError(
             f"{opponent.label} cannot be the opponent: a trial plays the active version of an "
@@ -171,10 +185,7 @@ def publish(user: Viewer, trial: Trial, *, name: str = "", description: str = ""
     if not user.is_authenticated or trial.owner_id != user.pk:
         raise PermissionDenied("only the trial's owner may publish it")
     if trial.status != T.PLAYED:
-        raise TrialError(
-            f"trial {trial.pk} cannot be published: it is {trial.get_status_display()}",
-            status=409,
-        )
+        raise NotPlayed(f"trial {trial.pk} cannot be published: it is {trial.get_status_display()}")
     with store.path(trial.sha256).open("rb") as f:
         upload = File(f, name=trial.filename)
         if trial.bot is not None and trial.bot.status == Bot.Status.ACTIVE:

@@ -18,6 +18,7 @@ from rest_framework.views import APIView
 
 import arena.core.errors
 import arena.web.refusals
+from arena.admission.trials import NoOpponent, NotPlayed, TrialError
 from arena.bots.services import ActivationError, QuotaExceeded
 from arena.bots.unpack import UploadError
 from arena.core.errors import Refused
@@ -46,6 +47,9 @@ STATUS: dict[type[Refused], int] = {
     VerificationError: 400,
     LoginLocked: 429,
     ResumeError: 409,
+    TrialError: 400,
+    NoOpponent: 503,
+    NotPlayed: 409,
 }
 
 
