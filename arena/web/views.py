@@ -17,6 +17,7 @@ from django.http import (
     HttpResponse,
     HttpResponseBase,
     JsonResponse,
+    QueryDict,
     StreamingHttpResponse,
 )
 from django.shortcuts import get_object_or_404, redirect, render
@@ -299,7 +300,7 @@ def bot_delete(request: AuthenticatedHttpRequest, name: str) -> HttpResponse:
     outcome = bots.delete_bot(request.user, bot)
     if outcome == "deleted":
         messages.success(request, f"{name} was deleted.")
-        return redirect("home")
+        return redirect("my-bots")
     messages.success(request, f"{name} was withdrawn; its games and ratings stay.")
     return redirect(bot)
 
@@ -376,8 +377,11 @@ def head_to_head(request: HttpRequest) -> HttpResponse:
     a, b, variant = form.cleaned_data["a"], form.cleaned_data["b"], form.cleaned_data["variant"]
     result = headtohead.head_to_head(a, b, variant)
     page = Paginator(headtohead.games(a, b, variant), 50).get_page(request.GET.get("page"))
-    query = request.GET.copy()
-    query.pop("page", None)
+    # The pages' links carry the filters that say something (a form sends its empty ones too).
+    query = QueryDict(mutable=True)
+    for key, value in request.GET.items():
+        if value and key != "page":
+            query[key] = value
     return render(
         request,
         "web/head_to_head.html",
