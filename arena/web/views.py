@@ -368,6 +368,16 @@ def version_check_transcript(
     ).response()
 
 
+def _filled(given: QueryDict) -> QueryDict:
+    """The filters of a page's address that say something, for its pages' links: a form sends
+    its empty fields too, and the page number is the link's own."""
+    query = QueryDict(mutable=True)
+    for key, value in given.items():
+        if value and key != "page":
+            query[key] = value
+    return query
+
+
 def head_to_head(request: HttpRequest) -> HttpResponse:
     """Two bots against each other: the score, the Elo difference and every game, paged."""
     form = forms.HeadToHeadForm(request.GET or None)
@@ -377,11 +387,7 @@ def head_to_head(request: HttpRequest) -> HttpResponse:
     a, b, variant = form.cleaned_data["a"], form.cleaned_data["b"], form.cleaned_data["variant"]
     result = headtohead.head_to_head(a, b, variant)
     page = Paginator(headtohead.games(a, b, variant), 50).get_page(request.GET.get("page"))
-    # The pages' links carry the filters that say something (a form sends its empty ones too).
-    query = QueryDict(mutable=True)
-    for key, value in request.GET.items():
-        if value and key != "page":
-            query[key] = value
+    query = _filled(request.GET)
     return render(
         request,
         "web/head_to_head.html",
@@ -405,8 +411,7 @@ def match_list(request: HttpRequest) -> HttpResponse:
         with OnForm(form, by_field=True):
             rows = filters.matches(filters.MatchFilter.of(form.cleaned_data))
     page = Paginator(rows, 50).get_page(request.GET.get("page"))
-    query = request.GET.copy()
-    query.pop("page", None)
+    query = _filled(request.GET)
     return render(
         request,
         "web/match_list.html",

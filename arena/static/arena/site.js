@@ -79,5 +79,6 @@ function refreshLater() {
 }
 
 markScrolling();
+window.addEventListener("load", markScrolling);  // once the styles and fonts are in
 window.addEventListener("resize", markScrolling);
 refreshLater();
