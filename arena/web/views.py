@@ -372,7 +372,8 @@ def _filled(given: QueryDict) -> QueryDict:
     """The filters of a page's address that say something, for its pages' links: a form sends
     its empty fields too, and the page number is the link's own."""
     query = QueryDict(mutable=True)
-    for key, value in given.items():
+    for key in given:
+        value = given.get(key, "")
         if value and key != "page":
             query[key] = value
     return query
