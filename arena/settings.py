@@ -95,6 +95,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "arena.web.context.site",
             ],
         },
     },
@@ -385,6 +386,8 @@ WORKER_ALIVE_EVERY_S = env_float("ARENA_WORKER_ALIVE_EVERY", 15.0)
 
 #: The site's address, for the links in emails and webhook messages.
 SITE_URL = env_str("ARENA_SITE_URL", "http://127.0.0.1:8000")
+#: Where the arena's source code is published, linked from every page's footer (empty: no link).
+SOURCE_URL = env_str("ARENA_SOURCE_URL", "")
 #: Email: printed on the console unless an SMTP server is set (ARENA_EMAIL_HOST); any Django
 #: email backend can be named with ARENA_EMAIL_BACKEND.
 EMAIL_HOST = env_str("ARENA_EMAIL_HOST", "")

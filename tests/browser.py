@@ -276,3 +276,35 @@ def button_contrasts(page: Any) -> dict[str, float]:
 def low_contrast_buttons(page: Any, least: float = 4.5) -> dict[str, float]:
     """The visible buttons whose label falls short of ``least`` (WCAG AA: 4.5)."""
     return {label: ratio for label, ratio in button_contrasts(page).items() if ratio < least}
+
+
+#: The impacts axe-core rates a violation at that fail a page.
+GRAVE = ("serious", "critical")
+
+
+#: Rules that fail a page whatever impact axe-core gives them: landmarks told apart by their
+#: names.
+ALWAYS = ("landmark-unique",)
+
+
+def accessibility_violations(page: Any, exclude: list[str] | None = None) -> list[str]:
+    """What axe-core (bundled by ``axe-playwright-python``) finds wrong with the page at its
+    serious or critical impacts (or by a rule of :data:`ALWAYS`), as ``rule (impact): what it
+    says, at selectors``; empty when nothing. ``exclude``: CSS selectors of parts drawn by
+    someone else's code, not checked. axe is given to the page through Playwright's
+    ``evaluate``, which the site's Content-Security-Policy does not govern (it refuses inline
+    script tags)."""
+    from axe_playwright_python.base import AXE_SCRIPT
+
+    if not page.evaluate("typeof window.axe !== 'undefined'"):
+        page.evaluate(AXE_SCRIPT)
+    found = page.evaluate(
+        "(exclude) => axe.run({exclude: exclude.map((s) => [s])}, {resultTypes: ['violations']})",
+        exclude or [],
+    )
+    return [
+        f"{v['id']} ({v['impact']}): {v['help']}, at "
+        + ", ".join(" ".join(map(str, node["target"])) for node in v["nodes"][:5])
+        for v in found["violations"]
+        if v["impact"] in GRAVE or v["id"] in ALWAYS
+    ]

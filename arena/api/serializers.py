@@ -102,6 +102,9 @@ class VersionSerializer(serializers.ModelSerializer):
         help_text="The check's lines, failing game transcript and stderr tail (owner only)."
     )
     source_url = serializers.SerializerMethodField(help_text="The uploaded file (owner only).")
+    filename = serializers.SerializerMethodField(
+        help_text="The uploaded file's name (owner only: it may say more than the owner meant)."
+    )
     reason = serializers.SerializerMethodField(
         help_text="Why the version was rejected: what happened to everyone; the bot's own "
         "words (its standard error) to its owner only."
@@ -159,6 +162,10 @@ class VersionSerializer(serializers.ModelSerializer):
     def get_reason(self, obj: BotVersion) -> str:
         request: Request | None = self.context.get("request")
         return privacy.version_reason_for(request.user if request else None, obj)
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_filename(self, obj: BotVersion) -> str | None:
+        return obj.filename if self._owner(obj) else None
 
     @extend_schema_field(serializers.URLField(allow_null=True))
     def get_source_url(self, obj: BotVersion) -> str | None:

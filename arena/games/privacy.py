@@ -27,6 +27,7 @@ from arena.games.models import Match
 from arena.referee import redaction
 from arena.referee.jsontypes import JSON, JSONObject
 from arena.referee.match import SINGLE_FILE_PREFIX
+from arena.referee.reasons import without_exit
 
 __all__ = [
     "CheckLogs",
@@ -104,10 +105,12 @@ def reason_for(user: Viewer, match: Match) -> str:
 
 def version_reason_for(user: Viewer, version: BotVersion) -> str:
     """A version's ``reason`` (why it was rejected) as ``user`` may read it: whole for its
-    owner and the operators, the public words for everyone else."""
+    owner and the operators, the public words for everyone else (a failed build's without
+    how its command ended: "the build command failed", not its exit code)."""
     if may_see_logs(user, version.bot):
         return redaction.strip_paths(version.reason, server_roots())
-    return redaction.public_text(version.reason, server_roots())
+    public = redaction.public_text(version.reason, server_roots())
+    return without_exit(public) if version.build_failed else public
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,14 @@ from typing import Any
 
 from arena.referee.transport import ViolationLike
 
-__all__ = ["STDERR_MARK", "stderr_summary", "storable", "violation_text", "without_stderr"]
+__all__ = [
+    "STDERR_MARK",
+    "stderr_summary",
+    "storable",
+    "violation_text",
+    "without_exit",
+    "without_stderr",
+]
 
 #: How a failure text quotes the bot's standard error: everything from here on is the bot's own
 #: words, which only its owner may read (arena.referee.redaction).
@@ -22,6 +29,22 @@ def without_stderr(reason: str) -> str:
     'black exited at ply 8 (exit code 3)'
     """
     return reason.partition(STDERR_MARK)[0]
+
+
+#: How a failure text says how a process ended, in brackets (transport.describe_exit's words).
+_EXIT = re.compile(r" \((?:exit code -?\d+|killed by signal \d+ \([A-Za-z0-9_]+\))\)")
+
+
+def without_exit(reason: str) -> str:
+    """A failure text without how the process ended (its exit code or signal, in brackets),
+    which only the bot's owner may read.
+
+    >>> without_exit("the build failed: the build command failed (exit code 101)")
+    'the build failed: the build command failed'
+    >>> without_exit("the build command failed (killed by signal 9 (SIGKILL)) twice")
+    'the build command failed twice'
+    """
+    return _EXIT.sub("", reason)
 
 
 def violation_text(v: ViolationLike) -> str:

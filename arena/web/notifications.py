@@ -14,7 +14,7 @@ from django.shortcuts import redirect, render
 from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods, require_POST
 
 from arena.core.errors import Refused
 from arena.notifications import services
@@ -46,10 +46,15 @@ def _on_site(url: str) -> str:
 
 
 @login_required
+@require_http_methods(["GET", "POST"])
 def inbox_open(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
-    """Open one notification: it is marked read, and the browser goes to its page (or to it
-    in the inbox when it has none). Another user's notification is not found."""
-    n = services.opened(request.user, pk)
+    """Open one notification: the browser goes to its page (or to it in the inbox when it has
+    none). A POST (the inbox's subjects are buttons) marks it read; a GET only goes there.
+    Another user's notification is not found."""
+    if request.method == "POST":
+        n = services.opened(request.user, pk)
+    else:
+        n = services.inbox(request.user).filter(pk=pk).first()
     if n is None:
         raise Http404("no such notification")
     if n.url:

@@ -17,6 +17,7 @@ from django.http import (
     HttpResponse,
     HttpResponseBase,
     JsonResponse,
+    QueryDict,
     StreamingHttpResponse,
 )
 from django.shortcuts import get_object_or_404, redirect, render
@@ -299,7 +300,7 @@ def bot_delete(request: AuthenticatedHttpRequest, name: str) -> HttpResponse:
     outcome = bots.delete_bot(request.user, bot)
     if outcome == "deleted":
         messages.success(request, f"{name} was deleted.")
-        return redirect("home")
+        return redirect("my-bots")
     messages.success(request, f"{name} was withdrawn; its games and ratings stay.")
     return redirect(bot)
 
@@ -367,6 +368,17 @@ def version_check_transcript(
     ).response()
 
 
+def _filled(given: QueryDict) -> QueryDict:
+    """The filters of a page's address that say something, for its pages' links: a form sends
+    its empty fields too, and the page number is the link's own."""
+    query = QueryDict(mutable=True)
+    for key in given:
+        value = given.get(key, "")
+        if value and key != "page":
+            query[key] = value
+    return query
+
+
 def head_to_head(request: HttpRequest) -> HttpResponse:
     """Two bots against each other: the score, the Elo difference and every game, paged."""
     form = forms.HeadToHeadForm(request.GET or None)
@@ -376,8 +388,7 @@ def head_to_head(request: HttpRequest) -> HttpResponse:
     a, b, variant = form.cleaned_data["a"], form.cleaned_data["b"], form.cleaned_data["variant"]
     result = headtohead.head_to_head(a, b, variant)
     page = Paginator(headtohead.games(a, b, variant), 50).get_page(request.GET.get("page"))
-    query = request.GET.copy()
-    query.pop("page", None)
+    query = _filled(request.GET)
     return render(
         request,
         "web/head_to_head.html",
@@ -401,8 +412,7 @@ def match_list(request: HttpRequest) -> HttpResponse:
         with OnForm(form, by_field=True):
             rows = filters.matches(filters.MatchFilter.of(form.cleaned_data))
     page = Paginator(rows, 50).get_page(request.GET.get("page"))
-    query = request.GET.copy()
-    query.pop("page", None)
+    query = _filled(request.GET)
     return render(
         request,
         "web/match_list.html",

@@ -476,3 +476,16 @@ def test_a_tournament_that_does_not_say_is_rated_only_if_every_bot_accepts(
     r = c.post("/api/tournaments/", body, format="json")
     assert r.status_code == 201 and r.json()["rated"] is False
     assert not Match.objects.filter(tournament_id=r.json()["id"], rated=True).exists()
+
+
+@pytest.mark.django_db
+def test_the_uploaded_files_name_is_its_owners_only(user: Any, other_user: Any) -> None:
+    v = make_version(user, "mine")
+    BotVersion.objects.filter(pk=v.pk).update(filename="alice-secret-draft-2026.zip")
+    for who in (None, other_user):
+        for url in (f"/api/versions/{v.pk}/", "/api/bots/mine/", "/api/versions/"):
+            body = client_for(who).get(url).content.decode()
+            assert "alice-secret-draft" not in body, (who, url)
+    assert client_for(who).get(f"/api/versions/{v.pk}/").json()["filename"] is None
+    own = client_for(user).get(f"/api/versions/{v.pk}/").json()
+    assert own["filename"] == "alice-secret-draft-2026.zip"

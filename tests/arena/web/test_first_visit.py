@@ -143,6 +143,25 @@ def test_the_footer_links_a_readable_api_reference_and_keeps_the_raw_schema() ->
     assert "/api/schema/" in Client().get("/api/docs/?script=").content.decode()
 
 
+def footer_links() -> dict[str, str]:
+    page = Client().get("/").content.decode()
+    footer = page[page.index("<footer>") : page.index("</footer>")]
+    return {text: href for href, text in re.findall(r'<a href="([^"]+)"[^>]*>([^<]+)</a>', footer)}
+
+
+@pytest.mark.django_db
+def test_the_footer_links_the_source_code_where_the_site_says_it_is(settings: Any) -> None:
+    settings.SOURCE_URL = "https://example.org/yinsh-arena"
+    assert footer_links()["Source code"] == "https://example.org/yinsh-arena"
+
+
+@pytest.mark.django_db
+def test_the_footer_has_no_source_link_when_the_site_names_no_source(settings: Any) -> None:
+    settings.SOURCE_URL = ""
+    links = footer_links()
+    assert "Source code" not in links and "API reference" in links
+
+
 def info_game(owner: Any, info: Any) -> Match:
     """A finished game whose white bot (``owner``'s) sent ``info`` with its first action."""
     white, black = make_version(owner, "thinker"), make_version(owner, "other")

@@ -75,15 +75,36 @@ def test_opening_a_notification_marks_it_read_and_goes_to_its_page(user: Any) ->
     other = told(user, "no page", "")
     c = logged_in(user)
     assert ">2<" in unread_in_header(c.get("/").content.decode())
-    r = c.get(f"/accounts/inbox/{n.pk}/")
+    r = c.post(f"/accounts/inbox/{n.pk}/")
     assert r.status_code == 302 and r["Location"] == "/bots/walker/#v1"
     n.refresh_from_db()
     assert n.read_at is not None
     assert ">1<" in unread_in_header(c.get("/").content.decode())
-    r = c.get(f"/accounts/inbox/{other.pk}/")
+    r = c.post(f"/accounts/inbox/{other.pk}/")
     assert r.status_code == 302 and r["Location"] == f"/accounts/inbox/#n{other.pk}"
     page = c.get("/").content.decode()
     assert "badge" not in unread_in_header(page)  # nothing unread: no count
+
+
+def test_following_a_notifications_address_goes_to_its_page_and_leaves_it_unread(
+    user: Any,
+) -> None:
+    n = told(user, "walker v1 passed its check", "/bots/walker/#v1")
+    c = logged_in(user)
+    r = c.get(f"/accounts/inbox/{n.pk}/")
+    assert r.status_code == 302 and r["Location"] == "/bots/walker/#v1"
+    n.refresh_from_db()
+    assert n.read_at is None  # a GET changes nothing: a browser may fetch links ahead
+    assert services.unread_count(user) == 1
+
+
+def test_the_inbox_opens_a_notification_with_a_form_that_posts(user: Any) -> None:
+    n = told(user, "walker v1 passed its check", "/bots/walker/#v1")
+    page = logged_in(user).get("/accounts/inbox/").content.decode()
+    row = page[page.index(f'id="n{n.pk}"') :]
+    row = row[: row.index("</tr>")]
+    assert f'<form method="post" action="/accounts/inbox/{n.pk}/"' in row
+    assert "csrfmiddlewaretoken" in row and "walker v1 passed its check</button>" in row
 
 
 def test_mark_all_read_is_a_post_and_touches_only_the_users_own(user: Any, other_user: Any) -> None:
@@ -98,6 +119,7 @@ def test_mark_all_read_is_a_post_and_touches_only_the_users_own(user: Any, other
     theirs.refresh_from_db()
     assert theirs.read_at is None
     assert c.get(f"/accounts/inbox/{theirs.pk}/").status_code == 404
+    assert c.post(f"/accounts/inbox/{theirs.pk}/").status_code == 404
     theirs.refresh_from_db()
     assert theirs.read_at is None
 

@@ -509,3 +509,18 @@ def test_reasons_stored_before_the_split_keep_their_stderr_for_the_owner_only(
     assert (plain.reason, plain.detail) == ("white removed 3 rings (3-1)", "")
     assert privacy.reason_for(people["bob"], m) == old
     assert privacy.reason_for(people["alice"], m) == m.reason
+
+
+@pytest.mark.django_db
+def test_a_failed_builds_exit_code_is_its_owners_only(people: dict[str, Any]) -> None:
+    v = quitter(people["bob"])
+    v.status = v.Status.REJECTED
+    v.reason = "the build failed: the build command failed (exit code 101)"
+    v.save()
+    for who, sees in ((None, False), ("carol", False), ("bob", True), ("olga", True)):
+        c = client(people[who] if who else None)
+        page = c.get("/bots/quitter/").content.decode()
+        api = text(c.get(f"/api/versions/{v.pk}/").json())
+        for body in (page, api):
+            assert "the build failed: the build command failed" in body, who
+            assert ("exit code 101" in body) == sees, who

@@ -498,3 +498,18 @@ def test_the_match_page_counts_its_actions_in_words(user: Any, anchor: Any) -> N
     assert "2.0 s, 1 action</td>" in Client().get(f"/matches/{m.pk}/").content.decode()
     Match.objects.filter(pk=m.pk).update(plies=2)
     assert "2.0 s, 2 actions</td>" in Client().get(f"/matches/{m.pk}/").content.decode()
+
+
+@pytest.mark.django_db
+def test_deleting_a_bot_returns_its_owner_to_my_bots(user: Any) -> None:
+    make_version(user, "gone", status=BotVersion.Status.REJECTED)
+    r = logged_in(user).post("/bots/gone/delete/")
+    assert r.status_code == 302 and r["Location"] == "/accounts/bots/"
+    assert not Bot.objects.filter(name="gone").exists()
+
+
+@pytest.mark.django_db
+def test_the_match_lists_page_links_carry_no_empty_filters() -> None:
+    r = Client().get("/matches/?bot=&variant=&status=&kind=ladder&termination=&version=&page=1")
+    assert r.status_code == 200
+    assert r.context["extra"] == "kind=ladder&"

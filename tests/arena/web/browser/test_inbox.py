@@ -33,7 +33,7 @@ def test_a_user_without_email_reads_their_notifications_in_the_inbox(
     expect(page.get_by_role("heading", name="Inbox")).to_be_visible()
     expect(page.locator("tr.unread")).to_have_count(3)
     assert_fits_the_screen(page)
-    page.get_by_role("link", name="walker v1 passed its check").click()
+    page.get_by_role("button", name="walker v1 passed its check").click()
     expect(page).to_have_url(f"{site}/bots/walker/")
     expect(page.get_by_role("link", name="Inbox, 2 unread")).to_be_visible()
     page.goto(f"{site}/accounts/inbox/")
