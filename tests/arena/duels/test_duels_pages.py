@@ -157,7 +157,7 @@ def test_the_api_starts_lists_shows_and_cancels_a_test(user, other_user, mine):
     )
     assert r.status_code == 201, r.json()
     body = r.json()
-    assert body["kind"] == "test" and body["status"] == "running"
+    assert body["kind"] == "test" and body["number"] == 1 and body["status"] == "running"
     assert (body["elo0"], body["elo1"], body["alpha"], body["beta"]) == (0, 100, 0.05, 0.05)
     assert body["pentanomial"] == [0, 0, 0, 0, 0] and body["elo"]["elo"] is None
     assert body["bounds"][1] == pytest.approx(2.944, abs=1e-3)
@@ -175,7 +175,7 @@ def test_the_api_starts_lists_shows_and_cancels_a_test(user, other_user, mine):
     assert c.post(f"/api/duels/{duel.pk}/cancel/").status_code == 200
     again = c.post(f"/api/duels/{duel.pk}/cancel/")
     assert again.status_code == 409
-    assert again.json() == {"detail": f"Test {duel.pk} cannot be cancelled: it is cancelled."}
+    assert again.json() == {"detail": "Test #1 cannot be cancelled: it is cancelled."}
 
 
 @pytest.mark.parametrize(
