@@ -508,6 +508,18 @@ def result(duel: Duel) -> stats.SprtResult | None:
     return stats.sprt(duel.counts, duel.elo0, duel.elo1, duel.alpha, duel.beta)
 
 
+def previous_version(version: BotVersion) -> BotVersion | None:
+    """The version of the same bot before this one that may play a test (the latest of lower
+    number, checked, :func:`playable_versions`): what a new version is usually tested
+    against."""
+    return (
+        playable_versions()
+        .filter(bot_id=version.bot_id, number__lt=version.number)
+        .order_by("-number")
+        .first()
+    )
+
+
 def pairs_in_play(duel: Duel) -> int:
     """Pairs whose games are being played (or waiting)."""
     return DuelPair.objects.filter(duel=duel, status=PS.PLAYING).count()

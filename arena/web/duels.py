@@ -141,34 +141,33 @@ def test_create(request: AuthenticatedHttpRequest, name: str) -> HttpResponse:
     form = forms.TestForm(request.POST or None, user=request.user)
     on_form = OnForm(form)
     if request.method != "POST":
-        form.initial["candidate"] = bot.active_version
+        current = bot.active_version
+        form.initial["candidate"] = current
+        form.initial["opponent"] = duels.previous_version(current) if current else None
     if request.method == "POST" and form.is_valid():
         d = form.cleaned_data
         fixed = d["mode"] == "games"
-        if fixed and d["games"] is None:
-            form.add_error("games", "Say how many games.")
-        else:
 
-            def given(field: str, default: float) -> float:
-                value = d[field]
-                return default if value is None else float(value)
+        def given(field: str, default: float) -> float:
+            value = d[field]
+            return default if value is None else float(value)
 
-            with on_form:
-                duel = duels.start_test(
-                    request.user,
-                    d["candidate"],
-                    d["opponent"],
-                    variant=d["variant"],
-                    time_control=d["time_control"],
-                    elo0=given("elo0", stats.DEFAULT_ELO0),
-                    elo1=given("elo1", stats.DEFAULT_ELO1),
-                    alpha=given("alpha", stats.DEFAULT_ALPHA),
-                    beta=given("beta", stats.DEFAULT_BETA),
-                    games=d["games"] if fixed else None,
-                    max_games=None if fixed else d["max_games"],
-                )
-                messages.success(request, "The test has started.")
-                return redirect(duel)
+        with on_form:
+            duel = duels.start_test(
+                request.user,
+                d["candidate"],
+                d["opponent"],
+                variant=d["variant"],
+                time_control=d["time_control"],
+                elo0=given("elo0", stats.DEFAULT_ELO0),
+                elo1=given("elo1", stats.DEFAULT_ELO1),
+                alpha=given("alpha", stats.DEFAULT_ALPHA),
+                beta=given("beta", stats.DEFAULT_BETA),
+                games=d["games"] if fixed else None,
+                max_games=None if fixed else d["max_games"],
+            )
+            messages.success(request, "The test has started.")
+            return redirect(duel)
     context = {"form": form, "bot": bot, "kind": "test"}
     return render(request, "web/duel_form.html", context, status=on_form.status)
 

@@ -256,3 +256,44 @@ def test_my_challenges_include_those_against_my_bots(
     assert f"/challenges/{elsewhere.pk}/" not in only
     listed = client_for(user).get("/api/duels/", {"mine": "true", "kind": "challenge"}).json()
     assert [d["id"] for d in listed["results"]] == [against_her.pk, hers.pk]
+
+
+# ----------------------------------------------------------------------------- the test form
+
+
+def test_test_against_offers_the_previous_version_as_the_opponent(user):
+    make_version(user, "mybot", status=BotVersion.Status.RETIRED)
+    v2 = make_version(user, "mybot", status=BotVersion.Status.RETIRED)
+    make_version(user, "mybot", status=BotVersion.Status.REJECTED)
+    v4 = make_version(user, "mybot")
+    form = logged_in(user).get("/bots/mybot/test/").context["form"]
+    assert form.initial["candidate"] == v4 and form.initial["opponent"] == v2
+
+
+def test_the_form_shows_each_modes_fields_apart_and_ignores_the_other_modes(user, mine):
+    c = logged_in(user)
+    page = c.get("/bots/mybot/test/").content.decode()
+    assert 'data-modes="mode"' in page
+    sprt = page.split('<fieldset data-mode="sprt">')[1].split("</fieldset>")[0]
+    fixed = page.split('<fieldset data-mode="games">')[1].split("</fieldset>")[0]
+    assert 'name="elo1"' in sprt and 'name="games"' not in sprt
+    assert 'name="games"' in fixed and 'name="elo1"' not in fixed
+    common = {
+        "candidate": mine[0].pk,
+        "opponent": mine[1].pk,
+        "variant": "yinsh",
+        "time_control": "5+0.1",
+    }
+    r = c.post("/bots/mybot/test/", {**common, "mode": "games", "games": "4", "elo1": "x"})
+    assert r.status_code == 302
+    fixed_test = Duel.objects.get()
+    assert fixed_test.games == 4 and fixed_test.elo1 is None
+    r = c.post(
+        "/bots/mybot/test/",
+        {**common, "mode": "sprt", "elo0": "0", "elo1": "50", "max_games": "200", "games": "3"},
+    )
+    assert r.status_code == 302
+    sprt_test = Duel.objects.exclude(pk=fixed_test.pk).get()
+    assert sprt_test.games is None and sprt_test.elo1 == 50
+    r = c.post("/bots/mybot/test/", {**common, "mode": "games", "games": ""})
+    assert r.status_code == 200 and "Say how many games." in r.content.decode()
