@@ -120,6 +120,23 @@ class Duel(models.Model):
         return reverse("test" if self.kind == self.Kind.TEST else "challenge", args=[self.pk])
 
     @property
+    def outcome(self) -> str:
+        """The verdict in a word or two, as lists and pages show it: "running", "cancelled";
+        a finished sequential test's "stronger" (H1 accepted), "not stronger" (H0) or
+        "inconclusive" (budget spent); a fixed number of games' "won", "lost" or "drawn" (the
+        candidate's points against half of the games)."""
+        if self.status != self.Status.FINISHED:
+            return self.get_status_display()
+        if self.verdict == self.Verdict.H1:
+            return "stronger"
+        if self.verdict == self.Verdict.H0:
+            return "not stronger"
+        if self.is_sprt or self.played == 0:
+            return "inconclusive"
+        half = self.played / 2
+        return "won" if self.points > half else "lost" if self.points < half else "drawn"
+
+    @property
     def is_sprt(self) -> bool:
         return self.games is None
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -256,6 +257,23 @@ def test_my_challenges_include_those_against_my_bots(
     assert f"/challenges/{elsewhere.pk}/" not in only
     listed = client_for(user).get("/api/duels/", {"mine": "true", "kind": "challenge"}).json()
     assert [d["id"] for d in listed["results"]] == [against_her.pk, hers.pk]
+
+
+def test_the_lists_show_a_verdict_in_words_and_the_score_apart(user, mine, theirs):
+    running = duels.start_test(user, mine[0], mine[1], variant="yinsh")
+    won = duels.start_challenge(user, mine[0], theirs, variant="yinsh", games=2)
+    play_pair(won, 1.0, 0.5)
+    tests = Client().get("/tests/").content.decode()
+    assert "<th>verdict</th>" in tests and "<th class=\"num\">score (+ = −)</th>" in tests
+    assert f'href="/tests/{running.pk}/">Test #1</a>' in tests
+    row = re.search(r"<tr><td><a href=\"/tests/.*?</tr>", tests)
+    assert row is not None and row.group(0).endswith(">running</td></tr>")
+    challenges = Client().get("/challenges/").content.decode()
+    assert f'href="/challenges/{won.pk}/">Challenge #1</a>' in challenges
+    row = re.search(r"<tr><td><a href=\"/challenges/.*?</tr>", challenges)
+    assert row is not None
+    assert '<td class="num">1.5/2</td><td class="status-finished">won</td></tr>' in row.group(0)
+    assert "+1 =1 \u22120" in row.group(0)
 
 
 # ----------------------------------------------------------------------------- the test form
