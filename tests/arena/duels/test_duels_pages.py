@@ -259,12 +259,61 @@ def test_my_challenges_include_those_against_my_bots(
     assert [d["id"] for d in listed["results"]] == [against_her.pk, hers.pk]
 
 
+# ----------------------------------------------------------------------------- the figures
+
+
+def guide_anchors() -> set[str]:
+    """The ids of the guide page on tests (its headings' anchors)."""
+    return set(re.findall(r'id="([^"]+)"', Client().get("/guide/tests/").content.decode()))
+
+
+def test_a_test_page_says_what_each_figure_means_and_links_the_guide(user, mine):
+    duel = duels.start_test(user, mine[0], mine[1], variant="yinsh", elo0=0, elo1=50)
+    play_pair(duel, 1.0, 0.5)
+    page = Client().get(f"/tests/{duel.pk}/").content.decode()
+    assert "<dfn>Elo (pairs)</dfn>" in page and "95% confidence interval" in page
+    assert '<abbr title="likelihood of superiority">LOS</abbr>' in page
+    assert '<abbr title="log-likelihood ratio">LLR</abbr>' in page
+    assert "how sure one can be that the candidate is the stronger" in page
+    linked = set(re.findall(r'href="/guide/tests/#([^"]+)"', page))
+    assert {"elo-pairs", "los", "llr", "the-verdict", "the-pentanomial-counts"} <= linked
+    assert linked <= guide_anchors()  # every link lands on a section
+    assert "<caption>Pairs by the candidate's points in the pair" in page
+    assert '<abbr title="pairs won (both games won)">2</abbr>' in page
+    assert '<abbr title="pairs lost (both games lost)">0</abbr>' in page
+    assert "of the way from the lower bound \u22122.94" in page  # running: its progress
+    assert 'id="verdict">running<' in page
+
+
+def test_a_finished_test_says_which_bound_its_llr_reached(user, mine):
+    duel = duels.start_test(user, mine[0], mine[1], variant="yinsh", elo0=0, elo1=200)
+    while Duel.objects.get(pk=duel.pk).status == Duel.Status.RUNNING:
+        play_pair(duel, 1.0, 1.0)
+    duel.refresh_from_db()
+    assert duel.verdict == "H1"
+    page = Client().get(f"/tests/{duel.pk}/").content.decode()
+    llr = f"{duel.llr:.2f}"
+    assert (
+        f"LLR {llr} reached the upper bound 2.94: H1 accepted, mybot v2 is stronger than "
+        "mybot v1 by at least about 200 Elo."
+    ) in page
+    assert 'id="verdict">stronger<' in page and "of the way" not in page
+
+
+def test_a_test_that_spent_its_budget_says_it_has_no_verdict(user, mine):
+    duel = duels.start_test(user, mine[0], mine[1], variant="yinsh", max_games=2)
+    play_pair(duel, 1.0, 0.0)
+    page = Client().get(f"/tests/{duel.pk}/").content.decode()
+    assert "stayed between the bounds \u22122.94 and 2.94 until the budget of 2 games" in page
+    assert 'id="verdict">inconclusive<' in page
+
+
 def test_the_lists_show_a_verdict_in_words_and_the_score_apart(user, mine, theirs):
     running = duels.start_test(user, mine[0], mine[1], variant="yinsh")
     won = duels.start_challenge(user, mine[0], theirs, variant="yinsh", games=2)
     play_pair(won, 1.0, 0.5)
     tests = Client().get("/tests/").content.decode()
-    assert "<th>verdict</th>" in tests and "<th class=\"num\">score (+ = −)</th>" in tests
+    assert "<th>verdict</th>" in tests and '<th class="num">score (+ = \u2212)</th>' in tests
     assert f'href="/tests/{running.pk}/">Test #1</a>' in tests
     row = re.search(r"<tr><td><a href=\"/tests/.*?</tr>", tests)
     assert row is not None and row.group(0).endswith(">running</td></tr>")
@@ -274,6 +323,28 @@ def test_the_lists_show_a_verdict_in_words_and_the_score_apart(user, mine, their
     assert row is not None
     assert '<td class="num">1.5/2</td><td class="status-finished">won</td></tr>' in row.group(0)
     assert "+1 =1 \u22120" in row.group(0)
+
+
+# ----------------------------------------------------------------------------- live updates
+
+
+def test_the_page_fetches_its_changing_part_instead_of_reloading(user, mine):
+    duel = duels.start_test(user, mine[0], mine[1], variant="yinsh")
+    page = Client().get(f"/tests/{duel.pk}/").content.decode()
+    assert '<noscript><meta http-equiv="refresh"' in page  # only without JavaScript
+    assert f'data-live="/tests/{duel.pk}/live/" data-status="running"' in page
+    assert "/static/arena/duel.js" in page
+    play_pair(duel, 1.0, 1.0)
+    live = Client().get(f"/tests/{duel.pk}/live/")
+    body = live.content.decode()
+    assert live.status_code == 200 and live["Cache-Control"] == "no-store"
+    assert body.lstrip().startswith('<div id="duel-live"') and "<html" not in body
+    assert "+2 =0 \u22120" in body and "<h1>" not in body
+    assert Client().get(f"/challenges/{duel.pk}/live/").status_code == 404
+    duels.cancel(user, duel)
+    page = Client().get(f"/tests/{duel.pk}/").content.decode()
+    assert 'data-status="cancelled"' in page and "duel.js" not in page
+    assert "http-equiv" not in page
 
 
 # ----------------------------------------------------------------------------- the test form
