@@ -55,6 +55,10 @@ class DuelSerializer(serializers.ModelSerializer):
     bounds = serializers.SerializerMethodField()
     elo = serializers.SerializerMethodField()
     game_elo = serializers.SerializerMethodField()
+    number = serializers.IntegerField(
+        read_only=True,
+        help_text='The number users see among duels of its kind ("Test #3"); links use the id.',
+    )
     url = serializers.SerializerMethodField()
 
     class Meta:
@@ -62,6 +66,7 @@ class DuelSerializer(serializers.ModelSerializer):
         fields = (
             "id",
             "kind",
+            "number",
             "url",
             "variant",
             "time_control",
@@ -292,7 +297,6 @@ class DuelViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
         done = duels.cancel(request.user, duel)
         duel.refresh_from_db()
         if not done:
-            what = f"{duel.get_kind_display().capitalize()} {duel.pk}"
-            detail = f"{what} cannot be cancelled: it is {duel.get_status_display()}."
+            detail = f"{duel.title} cannot be cancelled: it is {duel.get_status_display()}."
             return Response({"detail": detail}, status=status.HTTP_409_CONFLICT)
         return Response(DuelSerializer(duel, context=self.get_serializer_context()).data)

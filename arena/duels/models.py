@@ -36,6 +36,9 @@ class Duel(models.Model):
         H1 = "H1", "H1 accepted: stronger"
 
     kind = models.CharField(max_length=10, choices=Kind.choices)
+    #: The duel's number among those of its kind ("Test #3", "Challenge #1"), from 1, given at
+    #: creation (:func:`arena.duels.services.next_number`); pages and links keep the ``id``.
+    number = models.PositiveIntegerField()
     variant = models.CharField(max_length=10, choices=Variant.choices)
     time_control = models.CharField(max_length=20)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, models.PROTECT, related_name="duels")
@@ -98,6 +101,7 @@ class Duel(models.Model):
             models.CheckConstraint(
                 condition=~Q(candidate=models.F("opponent")), name="duel_two_versions"
             ),
+            models.UniqueConstraint(fields=["kind", "number"], name="duel_number_unique"),
         ]
         indexes = [
             models.Index(fields=["kind", "-id"], name="duel_kind_idx"),
@@ -105,10 +109,32 @@ class Duel(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.kind} #{self.pk}: {self.candidate} - {self.opponent}"
+        return f"{self.title}: {self.candidate} - {self.opponent}"
+
+    @property
+    def title(self) -> str:
+        """ "Test #3" or "Challenge #1": the number users see."""
+        return f"{self.get_kind_display().capitalize()} #{self.number}"
 
     def get_absolute_url(self) -> str:
         return reverse("test" if self.kind == self.Kind.TEST else "challenge", args=[self.pk])
+
+    @property
+    def outcome(self) -> str:
+        """The verdict in a word or two, as lists and pages show it: "running", "cancelled";
+        a finished sequential test's "stronger" (H1 accepted), "not stronger" (H0) or
+        "inconclusive" (budget spent); a fixed number of games' "won", "lost" or "drawn" (the
+        candidate's points against half of the games)."""
+        if self.status != self.Status.FINISHED:
+            return self.get_status_display()
+        if self.verdict == self.Verdict.H1:
+            return "stronger"
+        if self.verdict == self.Verdict.H0:
+            return "not stronger"
+        if self.is_sprt or self.played == 0:
+            return "inconclusive"
+        half = self.played / 2
+        return "won" if self.points > half else "lost" if self.points < half else "drawn"
 
     @property
     def is_sprt(self) -> bool:

@@ -24,8 +24,8 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import PermissionDenied
-from django.db import transaction
-from django.db.models import F, Q, QuerySet
+from django.db import IntegrityError, transaction
+from django.db.models import F, Max, Q, QuerySet
 from django.utils import timezone
 
 from arena import stats
@@ -50,6 +50,8 @@ _OPEN_MATCHES = (M.PENDING, M.QUEUED, M.RUNNING)
 CHECKED = (BotVersion.Status.ACTIVE, BotVersion.Status.RETIRED)
 #: Void pairs (a game aborted) a duel may replace, beyond its own number of pairs.
 SPARE_PAIRS = 4
+#: Tries at a duel's number when others of its kind start at the same moment.
+NUMBER_TRIES = 5
 
 
 class DuelError(Refused, ValueError):
@@ -258,19 +260,36 @@ def _start(
     **fields: object,
 ) -> Duel:
     with throttles.limited(user, kind), transaction.atomic():
-        duel = Duel.objects.create(
-            kind=kind,
-            variant=variant,
-            time_control=time_control,
-            created_by=user,
-            candidate=candidate,
-            opponent=opponent,
-            rated=rated,
-            seed=random.randrange(2**30),
-            **fields,
-        )
+        for attempt in range(NUMBER_TRIES):
+            try:
+                # A savepoint: a number another duel took meanwhile fails only this insert.
+                with transaction.atomic():
+                    duel = Duel.objects.create(
+                        kind=kind,
+                        number=next_number(kind),
+                        variant=variant,
+                        time_control=time_control,
+                        created_by=user,
+                        candidate=candidate,
+                        opponent=opponent,
+                        rated=rated,
+                        seed=random.randrange(2**30),
+                        **fields,
+                    )
+                break
+            except IntegrityError:
+                if attempt == NUMBER_TRIES - 1:
+                    raise
         _continue(duel)
     return duel
+
+
+def next_number(kind: str) -> int:
+    """The number of the next duel of this kind: one more than the last (tests and challenges
+    are numbered apart, from 1). The constraint ``duel_number_unique`` refuses a number two
+    duels starting at once both took; :func:`_start` then tries the next."""
+    last = Duel.objects.filter(kind=kind).aggregate(last=Max("number"))["last"]
+    return (last or 0) + 1
 
 
 # ----------------------------------------------------------------------------- running
@@ -387,8 +406,7 @@ def announce_finished(duel: Duel) -> None:
     """The "test finished" notification (a test's or a challenge's), to its creator and, for a
     challenge, the challenged bot's owner; sent once the transaction commits."""
     candidate, opponent = duel.candidate, duel.opponent
-    what = "Test" if duel.kind == Duel.Kind.TEST else "Challenge"
-    subject = f"{what} {candidate.label} against {opponent.label} finished"
+    subject = f"{duel.title}, {candidate.label} against {opponent.label}, finished"
     score = (
         f"{candidate.label} scored {duel.points:g} of {duel.played} games "
         f"(+{duel.wins} ={duel.draws} -{duel.losses})"
@@ -396,6 +414,7 @@ def announce_finished(duel: Duel) -> None:
     data: JSONObject = {
         "kind": duel.kind,
         "id": duel.pk,
+        "number": duel.number,
         "variant": duel.variant,
         "candidate": candidate.label,
         "opponent": opponent.label,
@@ -487,6 +506,18 @@ def result(duel: Duel) -> stats.SprtResult | None:
     if duel.elo0 is None or duel.elo1 is None or duel.alpha is None or duel.beta is None:
         return None
     return stats.sprt(duel.counts, duel.elo0, duel.elo1, duel.alpha, duel.beta)
+
+
+def previous_version(version: BotVersion) -> BotVersion | None:
+    """The version of the same bot before this one that may play a test (the latest of lower
+    number, checked, :func:`playable_versions`): what a new version is usually tested
+    against."""
+    return (
+        playable_versions()
+        .filter(bot_id=version.bot_id, number__lt=version.number)
+        .order_by("-number")
+        .first()
+    )
 
 
 def pairs_in_play(duel: Duel) -> int:

@@ -1,5 +1,9 @@
 """Pages of tests (one's own version against another) and challenges (one's bot against
-someone else's): the start forms, the live page, the lists and the cancel button."""
+someone else's): the start forms, the live page, the lists and the cancel button.
+
+The live page's changing part (status, figures, pair counts, games) is a fragment of its own
+(:func:`duel_live`) that ``arena/static/arena/duel.js`` fetches every :data:`REFRESH_S` seconds
+while the duel runs; without JavaScript the page reloads itself instead."""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from arena import stats
@@ -26,6 +31,14 @@ from arena.web.templatetags.figures import elo as elo_text
 
 #: Seconds between refreshes of a running test's page.
 REFRESH_S = 5
+#: The headings of the pentanomial counts' columns: a pair's points for the candidate.
+PAIR_COLUMNS = (
+    ("0", "pairs lost (both games lost)"),
+    ("½", "pairs scoring ½ (a draw and a loss)"),
+    ("1", "pairs scoring 1 (a win and a loss, or two draws)"),
+    ("1½", "pairs scoring 1½ (a win and a draw)"),
+    ("2", "pairs won (both games won)"),
+)
 MINUS = "\u2212"
 #: What a page shows for a figure not known yet (an en dash).
 NONE = "\u2013"
@@ -58,6 +71,53 @@ class Figures:
     game_elo: str
     game_low: str
     game_high: str
+
+
+def _number(x: float) -> str:
+    """A log-likelihood ratio or a bound as a page shows it (two decimals, a true minus)."""
+    return f"{x:.2f}".replace("-", MINUS)
+
+
+def sprt_reading(duel: Duel, result: stats.SprtResult) -> str:
+    """Where a sequential test's LLR stands, and what it means, in a sentence.
+
+    Finished, it says which bound the LLR reached and which hypothesis that accepts; running,
+    how far it has come from the lower bound to the upper one."""
+    llr, lower, upper = _number(result.llr), _number(result.lower), _number(result.upper)
+    elo0, elo1 = (f"{x:g}".replace("-", MINUS) for x in (result.elo0, result.elo1))
+    candidate, opponent = duel.candidate.label, duel.opponent.label
+    if duel.status == Duel.Status.RUNNING:
+        share = llr_percent(result)
+        return (
+            f"LLR {llr}, {share:.0f}% of the way from the lower bound {lower} (where H0, "
+            f"“{candidate} is at most {elo0} Elo stronger”, would be accepted) to the upper "
+            f"bound {upper} (where H1, “it is at least {elo1} Elo stronger”, would be)."
+        )
+    if duel.verdict == Duel.Verdict.H1:
+        return (
+            f"LLR {llr} reached the upper bound {upper}: H1 accepted, {candidate} is stronger "
+            f"than {opponent} by at least about {elo1} Elo."
+        )
+    if duel.verdict == Duel.Verdict.H0:
+        return (
+            f"LLR {llr} reached the lower bound {lower}: H0 accepted, {candidate} is not "
+            f"{elo1} Elo stronger than {opponent} (at most about {elo0} Elo)."
+        )
+    if duel.status == Duel.Status.CANCELLED:
+        return (
+            f"LLR {llr} was still between the bounds {lower} and {upper} when the test was "
+            "cancelled: no verdict."
+        )
+    return (
+        f"LLR {llr} stayed between the bounds {lower} and {upper} until the budget of "
+        f"{duel.max_games} games was spent: no verdict."
+    )
+
+
+def llr_percent(result: stats.SprtResult) -> float:
+    """How far the LLR has come from the lower bound (0) to the upper one (100)."""
+    span = result.upper - result.lower
+    return min(100.0, max(0.0, 100 * (result.llr - result.lower) / span))
 
 
 def figures(duel: Duel) -> Figures:
@@ -97,39 +157,54 @@ def duel_list(request: HttpRequest, kind: str) -> HttpResponse:
     )
 
 
-def duel_detail(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
+def _live(request: HttpRequest, kind: str, pk: int) -> dict[str, object]:
+    """What the live part of a duel's page shows (:func:`duel_detail`, :func:`duel_live`)."""
     duel = get_object_or_404(
         Duel.objects.select_related("created_by", "candidate__bot", "opponent__bot"),
         pk=pk,
         kind=_kind(kind),
     )
     result = duels.result(duel)
-    llr_percent = None
-    if result is not None:
-        span = result.upper - result.lower
-        llr_percent = min(100.0, max(0.0, 100 * (result.llr - result.lower) / span))
     matches = (
         duel.matches.exclude(status=Match.Status.PENDING)
         .select_related("white__bot", "black__bot")
         .order_by("-round", "pk")
     )
     page = Paginator(matches, 50).get_page(request.GET.get("page"))
-    return render(
-        request,
-        "web/duel_detail.html",
-        {
-            "duel": duel,
-            "result": result,
-            "llr_percent": llr_percent,
-            "figures": figures(duel),
-            "counts": list(zip(("0", "½", "1", "1½", "2"), duel.counts, strict=True)),
-            "in_play": duels.pairs_in_play(duel),
-            "page": page,
-            "matches": page,
-            "control": duels.can_cancel(request.user, duel) and duel.status == "running",
-            "refresh": REFRESH_S if duel.status == Duel.Status.RUNNING else None,
-        },
-    )
+    live_url = reverse(f"{duel.kind}-live", args=[duel.pk])
+    if page.number > 1:
+        live_url += f"?page={page.number}"
+    return {
+        "duel": duel,
+        "result": result,
+        "reading": None if result is None else sprt_reading(duel, result),
+        "llr_percent": None if result is None else llr_percent(result),
+        "figures": figures(duel),
+        "counts": [
+            (label, words, n) for (label, words), n in zip(PAIR_COLUMNS, duel.counts, strict=True)
+        ],
+        "in_play": duels.pairs_in_play(duel),
+        "page": page,
+        "matches": page,
+        "refresh": REFRESH_S if duel.status == Duel.Status.RUNNING else None,
+        "live_url": live_url,
+        "guide": reverse("guide-page", args=["tests"]),
+    }
+
+
+def duel_detail(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
+    context = _live(request, kind, pk)
+    duel = context["duel"]
+    assert isinstance(duel, Duel)
+    context["control"] = duels.can_cancel(request.user, duel) and duel.status == "running"
+    return render(request, "web/duel_detail.html", context)
+
+
+def duel_live(request: HttpRequest, kind: str, pk: int) -> HttpResponse:
+    """The changing part of a duel's page, which the page fetches to replace its own."""
+    response = render(request, "web/_duel_live.html", _live(request, kind, pk))
+    response.headers["Cache-Control"] = "no-store"
+    return response
 
 
 @login_required
@@ -141,34 +216,33 @@ def test_create(request: AuthenticatedHttpRequest, name: str) -> HttpResponse:
     form = forms.TestForm(request.POST or None, user=request.user)
     on_form = OnForm(form)
     if request.method != "POST":
-        form.initial["candidate"] = bot.active_version
+        current = bot.active_version
+        form.initial["candidate"] = current
+        form.initial["opponent"] = duels.previous_version(current) if current else None
     if request.method == "POST" and form.is_valid():
         d = form.cleaned_data
         fixed = d["mode"] == "games"
-        if fixed and d["games"] is None:
-            form.add_error("games", "Say how many games.")
-        else:
 
-            def given(field: str, default: float) -> float:
-                value = d[field]
-                return default if value is None else float(value)
+        def given(field: str, default: float) -> float:
+            value = d[field]
+            return default if value is None else float(value)
 
-            with on_form:
-                duel = duels.start_test(
-                    request.user,
-                    d["candidate"],
-                    d["opponent"],
-                    variant=d["variant"],
-                    time_control=d["time_control"],
-                    elo0=given("elo0", stats.DEFAULT_ELO0),
-                    elo1=given("elo1", stats.DEFAULT_ELO1),
-                    alpha=given("alpha", stats.DEFAULT_ALPHA),
-                    beta=given("beta", stats.DEFAULT_BETA),
-                    games=d["games"] if fixed else None,
-                    max_games=None if fixed else d["max_games"],
-                )
-                messages.success(request, "The test has started.")
-                return redirect(duel)
+        with on_form:
+            duel = duels.start_test(
+                request.user,
+                d["candidate"],
+                d["opponent"],
+                variant=d["variant"],
+                time_control=d["time_control"],
+                elo0=given("elo0", stats.DEFAULT_ELO0),
+                elo1=given("elo1", stats.DEFAULT_ELO1),
+                alpha=given("alpha", stats.DEFAULT_ALPHA),
+                beta=given("beta", stats.DEFAULT_BETA),
+                games=d["games"] if fixed else None,
+                max_games=None if fixed else d["max_games"],
+            )
+            messages.success(request, "The test has started.")
+            return redirect(duel)
     context = {"form": form, "bot": bot, "kind": "test"}
     return render(request, "web/duel_form.html", context, status=on_form.status)
 

@@ -223,10 +223,18 @@ class DuelForm(forms.Form):
 
 
 class TestForm(DuelForm):
-    """A test of one's own version: a sequential test (SPRT) or a fixed number of games."""
+    """A test of one's own version: a sequential test (SPRT) or a fixed number of games.
+
+    Each mode has its own fields (:data:`MODES`); those of the mode not chosen are ignored,
+    whatever they hold. The page hides them when JavaScript runs (``arena/static/arena/site.js``).
+    """
+
+    #: The fields of each mode, by the mode's value.
+    MODES = {"sprt": ("elo0", "elo1", "alpha", "beta", "max_games"), "games": ("games",)}
+    MODE_CHOICES = [("sprt", "until a verdict (SPRT)"), ("games", "a fixed number of games")]
 
     mode = forms.ChoiceField(
-        choices=[("sprt", "until a verdict (SPRT)"), ("games", "a fixed number of games")],
+        choices=MODE_CHOICES,
         initial="sprt",
         widget=forms.RadioSelect,
     )
@@ -269,6 +277,33 @@ class TestForm(DuelForm):
         assert isinstance(other, forms.ModelChoiceField)
         other.queryset = checked_versions()
         other.help_text = "Another version of yours, or any checked version of another bot."
+
+    def sections(self) -> list[tuple[str, str, list[forms.BoundField]]]:
+        """The fields as the page groups them: (mode, legend, fields), the common ones first
+        (mode "")."""
+        by_mode = {name: mode for mode, names in self.MODES.items() for name in names}
+        labels = dict(self.MODE_CHOICES)
+        common = [self[name] for name in self.fields if name not in by_mode]
+        return [
+            ("", "", common),
+            *(
+                (mode, str(labels[mode]), [self[n] for n in names])
+                for mode, names in self.MODES.items()
+            ),
+        ]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        mode = data.get("mode")
+        for other, names in self.MODES.items():
+            if mode is None or other == mode:
+                continue
+            for name in names:  # the other mode's fields: neither checked nor used
+                self.errors.pop(name, None)
+                data[name] = None
+        if mode == "games" and data.get("games") is None and "games" not in self.errors:
+            self.add_error("games", "Say how many games.")
+        return data
 
 
 class ChallengeForm(DuelForm):

@@ -83,9 +83,16 @@ urlpatterns = [
     path("tournaments/<int:pk>/archive.zip", views.tournament_archive, name="tournament-archive"),
     path("tests/", duels.duel_list, {"kind": "test"}, name="tests"),
     path("tests/<int:pk>/", duels.duel_detail, {"kind": "test"}, name="test"),
+    path("tests/<int:pk>/live/", duels.duel_live, {"kind": "test"}, name="test-live"),
     path("tests/<int:pk>/cancel/", duels.duel_cancel, {"kind": "test"}, name="test-cancel"),
     path("challenges/", duels.duel_list, {"kind": "challenge"}, name="challenges"),
     path("challenges/<int:pk>/", duels.duel_detail, {"kind": "challenge"}, name="challenge"),
+    path(
+        "challenges/<int:pk>/live/",
+        duels.duel_live,
+        {"kind": "challenge"},
+        name="challenge-live",
+    ),
     path(
         "challenges/<int:pk>/cancel/",
         duels.duel_cancel,

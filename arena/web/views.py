@@ -429,7 +429,9 @@ def _record(pk: int) -> MatchRecord:
 
 def match_detail(request: HttpRequest, pk: int) -> HttpResponse:
     match = get_object_or_404(
-        Match.objects.select_related("white__bot__owner", "black__bot__owner", "tournament"),
+        Match.objects.select_related(
+            "white__bot__owner", "black__bot__owner", "tournament", "duel"
+        ),
         pk=pk,
     )
     return render(request, "web/match_detail.html", pages.match_page(match, request.user).context())

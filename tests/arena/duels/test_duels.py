@@ -383,9 +383,10 @@ def test_a_finished_test_tells_its_creator_with_the_verdict(user, mine):
         play_pair(duel, 1.0, 1.0)
     (n,) = Notification.objects.filter(event=Event.TEST_FINISHED)
     assert n.user == user and n.url.endswith(f"/tests/{duel.pk}/")
-    assert n.subject == "Test mybot v2 against mybot v1 finished"
+    assert n.subject == "Test #1, mybot v2 against mybot v1, finished"
     assert n.text.startswith("H1 accepted") and "LLR" in n.text and "[0, 200]" in n.text
     assert n.data["verdict"] == "H1" and n.data["pentanomial"][4] == duel.pairs
+    assert n.data["number"] == 1
 
 
 def test_a_finished_challenge_tells_both_owners_and_a_cancelled_one_nobody(
@@ -403,3 +404,23 @@ def test_a_finished_challenge_tells_both_owners_and_a_cancelled_one_nobody(
     cancelled = duels.start_challenge(user, mine[0], theirs, variant="yinsh", games=2)
     assert duels.cancel(user, cancelled)
     assert sent.count() == 2
+
+
+# ----------------------------------------------------------------------------- numbering
+
+
+def test_tests_and_challenges_are_numbered_apart_from_one(user, mine, theirs):
+    first_test = start(user, mine, games=2)
+    challenge = duels.start_challenge(user, mine[0], theirs, variant="yinsh", games=2)
+    second_test = start(user, mine, games=2)
+    assert (first_test.number, second_test.number) == (1, 2)
+    assert challenge.number == 1 and challenge.pk == first_test.pk + 1
+    assert (first_test.title, challenge.title) == ("Test #1", "Challenge #1")
+
+
+def test_a_number_taken_meanwhile_is_not_given_twice(user, mine, monkeypatch):
+    first = start(user, mine, games=2)
+    numbers = iter([first.number, first.number + 1])  # a racing start took the first
+    monkeypatch.setattr(duels, "next_number", lambda kind: next(numbers))
+    second = start(user, mine, games=2)
+    assert second.number == 2 and Duel.objects.count() == 2

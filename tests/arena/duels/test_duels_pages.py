@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -157,7 +158,7 @@ def test_the_api_starts_lists_shows_and_cancels_a_test(user, other_user, mine):
     )
     assert r.status_code == 201, r.json()
     body = r.json()
-    assert body["kind"] == "test" and body["status"] == "running"
+    assert body["kind"] == "test" and body["number"] == 1 and body["status"] == "running"
     assert (body["elo0"], body["elo1"], body["alpha"], body["beta"]) == (0, 100, 0.05, 0.05)
     assert body["pentanomial"] == [0, 0, 0, 0, 0] and body["elo"]["elo"] is None
     assert body["bounds"][1] == pytest.approx(2.944, abs=1e-3)
@@ -175,7 +176,7 @@ def test_the_api_starts_lists_shows_and_cancels_a_test(user, other_user, mine):
     assert c.post(f"/api/duels/{duel.pk}/cancel/").status_code == 200
     again = c.post(f"/api/duels/{duel.pk}/cancel/")
     assert again.status_code == 409
-    assert again.json() == {"detail": f"Test {duel.pk} cannot be cancelled: it is cancelled."}
+    assert again.json() == {"detail": "Test #1 cannot be cancelled: it is cancelled."}
 
 
 @pytest.mark.parametrize(
@@ -256,3 +257,132 @@ def test_my_challenges_include_those_against_my_bots(
     assert f"/challenges/{elsewhere.pk}/" not in only
     listed = client_for(user).get("/api/duels/", {"mine": "true", "kind": "challenge"}).json()
     assert [d["id"] for d in listed["results"]] == [against_her.pk, hers.pk]
+
+
+# ----------------------------------------------------------------------------- the figures
+
+
+def guide_anchors() -> set[str]:
+    """The ids of the guide page on tests (its headings' anchors)."""
+    return set(re.findall(r'id="([^"]+)"', Client().get("/guide/tests/").content.decode()))
+
+
+def test_a_test_page_says_what_each_figure_means_and_links_the_guide(user, mine):
+    duel = duels.start_test(user, mine[0], mine[1], variant="yinsh", elo0=0, elo1=50)
+    play_pair(duel, 1.0, 0.5)
+    page = Client().get(f"/tests/{duel.pk}/").content.decode()
+    assert "<dfn>Elo (pairs)</dfn>" in page and "95% confidence interval" in page
+    assert '<abbr title="likelihood of superiority">LOS</abbr>' in page
+    assert '<abbr title="log-likelihood ratio">LLR</abbr>' in page
+    assert "how sure one can be that the candidate is the stronger" in page
+    linked = set(re.findall(r'href="/guide/tests/#([^"]+)"', page))
+    assert {"elo-pairs", "los", "llr", "the-verdict", "the-pentanomial-counts"} <= linked
+    assert linked <= guide_anchors()  # every link lands on a section
+    assert "<caption>Pairs by the candidate's points in the pair" in page
+    assert '<abbr title="pairs won (both games won)">2</abbr>' in page
+    assert '<abbr title="pairs lost (both games lost)">0</abbr>' in page
+    assert "of the way from the lower bound \u22122.94" in page  # running: its progress
+    assert 'id="verdict">running<' in page
+
+
+def test_a_finished_test_says_which_bound_its_llr_reached(user, mine):
+    duel = duels.start_test(user, mine[0], mine[1], variant="yinsh", elo0=0, elo1=200)
+    while Duel.objects.get(pk=duel.pk).status == Duel.Status.RUNNING:
+        play_pair(duel, 1.0, 1.0)
+    duel.refresh_from_db()
+    assert duel.verdict == "H1"
+    page = Client().get(f"/tests/{duel.pk}/").content.decode()
+    llr = f"{duel.llr:.2f}"
+    assert (
+        f"LLR {llr} reached the upper bound 2.94: H1 accepted, mybot v2 is stronger than "
+        "mybot v1 by at least about 200 Elo."
+    ) in page
+    assert 'id="verdict">stronger<' in page and "of the way" not in page
+
+
+def test_a_test_that_spent_its_budget_says_it_has_no_verdict(user, mine):
+    duel = duels.start_test(user, mine[0], mine[1], variant="yinsh", max_games=2)
+    play_pair(duel, 1.0, 0.0)
+    page = Client().get(f"/tests/{duel.pk}/").content.decode()
+    assert "stayed between the bounds \u22122.94 and 2.94 until the budget of 2 games" in page
+    assert 'id="verdict">inconclusive<' in page
+
+
+def test_the_lists_show_a_verdict_in_words_and_the_score_apart(user, mine, theirs):
+    running = duels.start_test(user, mine[0], mine[1], variant="yinsh")
+    won = duels.start_challenge(user, mine[0], theirs, variant="yinsh", games=2)
+    play_pair(won, 1.0, 0.5)
+    tests = Client().get("/tests/").content.decode()
+    assert "<th>verdict</th>" in tests and '<th class="num">score (+ = \u2212)</th>' in tests
+    assert f'href="/tests/{running.pk}/">Test #1</a>' in tests
+    row = re.search(r"<tr><td><a href=\"/tests/.*?</tr>", tests)
+    assert row is not None and row.group(0).endswith(">running</td></tr>")
+    challenges = Client().get("/challenges/").content.decode()
+    assert f'href="/challenges/{won.pk}/">Challenge #1</a>' in challenges
+    row = re.search(r"<tr><td><a href=\"/challenges/.*?</tr>", challenges)
+    assert row is not None
+    assert '<td class="num">1.5/2</td><td class="status-finished">won</td></tr>' in row.group(0)
+    assert "+1 =1 \u22120" in row.group(0)
+
+
+# ----------------------------------------------------------------------------- live updates
+
+
+def test_the_page_fetches_its_changing_part_instead_of_reloading(user, mine):
+    duel = duels.start_test(user, mine[0], mine[1], variant="yinsh")
+    page = Client().get(f"/tests/{duel.pk}/").content.decode()
+    assert '<noscript><meta http-equiv="refresh"' in page  # only without JavaScript
+    assert f'data-live="/tests/{duel.pk}/live/" data-status="running"' in page
+    assert "/static/arena/duel.js" in page
+    play_pair(duel, 1.0, 1.0)
+    live = Client().get(f"/tests/{duel.pk}/live/")
+    body = live.content.decode()
+    assert live.status_code == 200 and live["Cache-Control"] == "no-store"
+    assert body.lstrip().startswith('<div id="duel-live"') and "<html" not in body
+    assert "+2 =0 \u22120" in body and "<h1>" not in body
+    assert Client().get(f"/challenges/{duel.pk}/live/").status_code == 404
+    duels.cancel(user, duel)
+    page = Client().get(f"/tests/{duel.pk}/").content.decode()
+    assert 'data-status="cancelled"' in page and "duel.js" not in page
+    assert "http-equiv" not in page
+
+
+# ----------------------------------------------------------------------------- the test form
+
+
+def test_test_against_offers_the_previous_version_as_the_opponent(user):
+    make_version(user, "mybot", status=BotVersion.Status.RETIRED)
+    v2 = make_version(user, "mybot", status=BotVersion.Status.RETIRED)
+    make_version(user, "mybot", status=BotVersion.Status.REJECTED)
+    v4 = make_version(user, "mybot")
+    form = logged_in(user).get("/bots/mybot/test/").context["form"]
+    assert form.initial["candidate"] == v4 and form.initial["opponent"] == v2
+
+
+def test_the_form_shows_each_modes_fields_apart_and_ignores_the_other_modes(user, mine):
+    c = logged_in(user)
+    page = c.get("/bots/mybot/test/").content.decode()
+    assert 'data-modes="mode"' in page
+    sprt = page.split('<fieldset data-mode="sprt">')[1].split("</fieldset>")[0]
+    fixed = page.split('<fieldset data-mode="games">')[1].split("</fieldset>")[0]
+    assert 'name="elo1"' in sprt and 'name="games"' not in sprt
+    assert 'name="games"' in fixed and 'name="elo1"' not in fixed
+    common = {
+        "candidate": mine[0].pk,
+        "opponent": mine[1].pk,
+        "variant": "yinsh",
+        "time_control": "5+0.1",
+    }
+    r = c.post("/bots/mybot/test/", {**common, "mode": "games", "games": "4", "elo1": "x"})
+    assert r.status_code == 302
+    fixed_test = Duel.objects.get()
+    assert fixed_test.games == 4 and fixed_test.elo1 is None
+    r = c.post(
+        "/bots/mybot/test/",
+        {**common, "mode": "sprt", "elo0": "0", "elo1": "50", "max_games": "200", "games": "3"},
+    )
+    assert r.status_code == 302
+    sprt_test = Duel.objects.exclude(pk=fixed_test.pk).get()
+    assert sprt_test.games is None and sprt_test.elo1 == 50
+    r = c.post("/bots/mybot/test/", {**common, "mode": "games", "games": ""})
+    assert r.status_code == 200 and "Say how many games." in r.content.decode()
