@@ -33,10 +33,11 @@
   var COLOURS = ["white", "black"];
   var ICONS = {
     first: "M5 5h2.5v14H5zM20 5v14L9 12z",
-    prev: "M17 5v14L6 12z",
+    // One step is a chevron, playing a solid triangle: the two must not be told apart by a pixel.
+    prev: "M15 5.5 16.5 7l-5 5 5 5-1.5 1.5L8.5 12z",
     play: "M7 5v14l12-7z",
     pause: "M6.5 5h4v14h-4zM13.5 5h4v14h-4z",
-    next: "M7 5v14l11-7z",
+    next: "M9 5.5 7.5 7l5 5-5 5L9 18.5 15.5 12z",
     last: "M4 5v14l11-7zM16.5 5H19v14h-2.5z",
   };
   var TERMINATIONS = {
@@ -445,10 +446,7 @@
     });
 
     // Controls, slider, move list.
-    this.buttons.first.disabled = ply === 0;
-    this.buttons.prev.disabled = ply === 0;
-    this.buttons.next.disabled = ply === n;
-    this.buttons.last.disabled = ply === n;
+    this.setDisabled({ first: ply === 0, prev: ply === 0, next: ply === n, last: ply === n });
     this.slider.value = String(ply);
     this.slider.setAttribute(
       "aria-valuetext",
@@ -462,6 +460,20 @@
     if (current >= 0) scrollIntoList(this.moves, this.turnItems[current]);
     this.title.textContent =
       (d.title || "YINSH") + " board after ply " + ply + (frame ? " (" + frame.turn + ")" : "");
+  };
+
+  // A button pressed from the keyboard may disable itself (First at the first position): the
+  // browser would drop its focus to the page, and the keys would no longer reach the widget.
+  // The focus stays in the widget instead.
+  Replay.prototype.setDisabled = function (which) {
+    var self = this;
+    var lost = false;
+    Object.keys(which).forEach(function (name) {
+      var b = self.buttons[name];
+      if (which[name] && document.activeElement === b) lost = true;
+      b.disabled = which[name];
+    });
+    if (lost) this.root.focus({ preventScroll: true });
   };
 
   function phaseText(pos) {
