@@ -63,7 +63,14 @@ from arena.referee.transport import (
     describe_exit,
 )
 
-__all__ = ["REFEREE_VERSION", "SINGLE_FILE_PREFIX", "Referee", "RefereeError"]
+__all__ = [
+    "GAME_STDERR_LIMIT",
+    "PLY_STDERR_LIMIT",
+    "REFEREE_VERSION",
+    "SINGLE_FILE_PREFIX",
+    "Referee",
+    "RefereeError",
+]
 
 try:
     REFEREE_VERSION = importlib.metadata.version("yinsh-arena")
@@ -79,6 +86,10 @@ _WHITE, _BLACK = engine.Color.WHITE, engine.Color.BLACK
 #: Largest ``info`` object kept per action (its compact JSON, in bytes), and per bot per game.
 INFO_LIMIT = 2048
 INFO_TOTAL_LIMIT = 256 * 1024
+#: Most of a bot's standard error kept with one action (the end of what it wrote while thinking
+#: on it, in bytes), and with all its actions of a game; the whole stream's tail is kept apart.
+PLY_STDERR_LIMIT = 2048
+GAME_STDERR_LIMIT = 256 * 1024
 #: How long the referee waits, once a bot has exited, for its standard error to reach its end
 #: (every process that held it gone), so that a reason quotes the bot's last words.
 STDERR_GRACE_S = 1.0
@@ -145,6 +156,10 @@ class _Player:
     exited: bool = False
     info_bytes: int = 0
     info_dropped: int = 0
+    #: Bytes of its standard error already given to an action (or written before the first).
+    stderr_seen: int = 0
+    #: Bytes of its standard error kept with its actions.
+    stderr_kept: int = 0
     end: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -460,6 +475,10 @@ class _Game:
         now = self.now
         on_action = self.on_action
         moves = self.moves
+        for p in players:
+            if p.transport is not None:  # what it wrote starting up belongs to no action
+                p.transport.drain_stderr()
+                p.stderr_seen = p.transport.stderr_bytes
         while not state.is_over():
             if cancel is not None and cancel.is_set():
                 raise _Aborted()
@@ -521,6 +540,7 @@ class _Game:
             }
             if reply.info is not None:
                 self._keep_info(me, entry, reply.info)
+            self._keep_stderr(me, t, entry)
             moves.append(entry)
             if on_action is not None:
                 on_action(state, action, elapsed_ms)
@@ -579,6 +599,28 @@ class _Game:
             return
         me.info_bytes += size
         entry["info"] = info
+
+    def _keep_stderr(self, me: _Player, t: Transport, entry: dict[str, Any]) -> None:
+        """Give the action the standard error its bot wrote since its last one (while thinking
+        on it, mostly): the end of it, cut at a line, at most :data:`PLY_STDERR_LIMIT` bytes,
+        with ``stderr_bytes`` when it was more. Nothing to do for a bot that wrote nothing."""
+        t.drain_stderr()  # what it wrote before answering, which the pipe may still hold
+        total = t.stderr_bytes
+        new = total - me.stderr_seen
+        me.stderr_seen = total
+        if new <= 0:
+            return
+        room = min(new, PLY_STDERR_LIMIT, GAME_STDERR_LIMIT - me.stderr_kept)
+        data = t.stderr_tail.encode()[-room:] if room > 0 else b""
+        text = data.decode("utf-8", errors="ignore")  # a character cut at the front
+        if len(data) < new:
+            entry["stderr_bytes"] = new
+            line_end = text.find("\n")
+            if 0 <= line_end < len(text) - 1:
+                text = text[line_end + 1 :]
+        if text:
+            me.stderr_kept += len(data)
+            entry["stderr"] = text
 
     # --------------------------------------------------------------------- failures
 
