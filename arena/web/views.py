@@ -450,8 +450,9 @@ def ladder_archive(request: HttpRequest, variant: str, month: str) -> StreamingH
 def match_replay(request: HttpRequest, pk: int) -> JsonResponse:
     data = _record(pk)
     record = engine.Record.parse(data.record)
+    visible = privacy.visible_colours(request.user, data.match)
     shown = privacy.transcript_for(request.user, data.match, data.transcript)
-    return JsonResponse(replay_frames(record, shown))
+    return JsonResponse(replay_frames(record, shown, logs=visible))
 
 
 def match_live(request: HttpRequest, pk: int) -> JsonResponse:
