@@ -45,6 +45,7 @@ from arena.referee.game import GameConfig, GameResult, Played
 from arena.referee.library import sandbox_settings
 from arena.referee.outcomes import Failure
 from arena.referee.protocol import ActionReply, ProtocolError, Ready, RequestEncoder
+from arena.referee.redaction import info_text
 from arena.referee.reasons import (
     STDERR_MARK,
     stderr_summary,
@@ -86,6 +87,8 @@ _WHITE, _BLACK = engine.Color.WHITE, engine.Color.BLACK
 #: Largest ``info`` object kept per action (its compact JSON, in bytes), and per bot per game.
 INFO_LIMIT = 2048
 INFO_TOTAL_LIMIT = 256 * 1024
+#: Most of a bot's info told to a watcher with one action (as text, in characters).
+LIVE_INFO_CHARS = 500
 #: Most of a bot's standard error kept with one action (the end of what it wrote while thinking
 #: on it, in bytes), and with all its actions of a game; the whole stream's tail is kept apart.
 PLY_STDERR_LIMIT = 2048
@@ -492,7 +495,7 @@ class _Game:
                 if on_action is not None:
                     on_action(state, legal[0], 0.0)
                 self._end_turn(me, color, increment, pause)
-                self._played(color, "pass", None)
+                self._played(color, "pass", None, None)
                 continue
             tokens = {str(a): a for a in legal}
             t = me.transport
@@ -546,10 +549,11 @@ class _Game:
                 on_action(state, action, elapsed_ms)
             if state.turn is not color or state.is_over():
                 self._end_turn(me, color, increment, pause)
-            self._played(color, token, elapsed_ms)
+            self._played(color, token, elapsed_ms, entry.get("info"))
 
-    def _played(self, color: engine.Color, token: str, think_ms: float | None) -> None:
-        """Tell the watcher (``on_played``) about the action just played, the clocks included."""
+    def _played(self, color: engine.Color, token: str, think_ms: float | None, info: Any) -> None:
+        """Tell the watcher (``on_played``) about the action just played, the clocks and the
+        bot's info (as text, :data:`LIVE_INFO_CHARS` at most) included."""
         if self.on_played is None:
             return
         white, black = self.players
@@ -562,6 +566,7 @@ class _Game:
                 think_ms=None if think_ms is None else round(think_ms, 2),
                 clocks_ms=(round(white.clock_ms), round(black.clock_ms)),
                 turn="" if state.is_over() else state.turn.label,
+                info=info_text(info)[:LIVE_INFO_CHARS] if info is not None else "",
             )
         )
 

@@ -503,7 +503,8 @@
     el("dd", { class: "yr-log-info", text: info || "none" }, facts);
     var cut = typeof frame.stderr_bytes === "number" ? " (the end of " + frame.stderr_bytes + " bytes)" : "";
     el("h4", { class: "yr-log-sub", text: "Standard error" + cut }, body);
-    if (frame.stderr) el("pre", { class: "yr-log-stderr", text: frame.stderr }, body);
+    if (d.live) el("p", { class: "yr-log-note", text: "Shown once the game is over." }, body);
+    else if (frame.stderr) el("pre", { class: "yr-log-stderr", text: frame.stderr }, body);
     else el("p", { class: "yr-log-note", text: "Nothing written on this ply." }, body);
   };
 
@@ -753,6 +754,7 @@
     data.result = null;
     data.score = "*";
     data.live = true;
+    data.logs = feed.logs || [];
     return data;
   }
 

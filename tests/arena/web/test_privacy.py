@@ -389,7 +389,9 @@ def test_the_transcript_and_replay_carry_the_viewers_own_info_and_stderr_only(
     told = [f for f in frames if "stderr" in f]
     assert bool(told) == sees_white and all(f["by"] == "white" for f in told)
     assert all(f["stderr"].startswith(f"{DIARY} plays {f['action']} ") for f in told)
-    assert replay["logs"] == [c for c, seen in zip(redaction.COLOURS, SEES[who], strict=True) if seen]
+    assert replay["logs"] == [
+        c for c, seen in zip(redaction.COLOURS, SEES[who], strict=True) if seen
+    ]
     detail = c.get(f"/api/matches/{played.pk}/").json()
     assert (QUITTER in detail["reason"]) == sees_black
     assert ("exit code 3" in detail["reason"]) == sees_black

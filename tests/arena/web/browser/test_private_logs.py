@@ -104,7 +104,9 @@ def test_the_owners_panel_beside_the_board_follows_the_ply_shown(
         assert box["x"] >= board["x"] + board["width"]  # beside it
     widget.press("ArrowRight")
     replay_at(page, 1)
-    font = panel.locator(".yr-log-stderr").evaluate("(e) => parseFloat(getComputedStyle(e).fontSize)")
+    font = panel.locator(".yr-log-stderr").evaluate(
+        "(e) => parseFloat(getComputedStyle(e).fontSize)"
+    )
     assert font >= 12  # readable on a phone
     assert_fits_the_screen(page)
 
