@@ -203,8 +203,8 @@ class MatchRecord(models.Model):
 class LiveMove(models.Model):
     """An action of a running match, written as the referee plays it, so that its page can show
     the game live (:mod:`arena.games.live`): the action, its think time, both clocks (public),
-    and the bot's ``info`` (its owner's alone). A claim writes its own rows (``attempt``); they are deleted when the match closes
-    (its record then holds the whole game)."""
+    and the bot's ``info`` (its owner's alone). A claim writes its own rows (``attempt``); they
+    are deleted when the match closes (its record then holds the whole game)."""
 
     match = models.ForeignKey(Match, models.CASCADE, related_name="live_moves")
     attempt = models.PositiveSmallIntegerField()

@@ -45,7 +45,6 @@ from arena.referee.game import GameConfig, GameResult, Played
 from arena.referee.library import sandbox_settings
 from arena.referee.outcomes import Failure
 from arena.referee.protocol import ActionReply, ProtocolError, Ready, RequestEncoder
-from arena.referee.redaction import info_text
 from arena.referee.reasons import (
     STDERR_MARK,
     stderr_summary,
@@ -53,6 +52,7 @@ from arena.referee.reasons import (
     violation_text,
     without_stderr,
 )
+from arena.referee.redaction import info_text
 from arena.referee.sandbox import Sandbox, SandboxUnavailable
 from arena.referee.transport import (
     Cancelled,

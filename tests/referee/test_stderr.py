@@ -11,15 +11,14 @@ from collections.abc import Callable
 import pytest
 
 import engine
+from arena.referee import match
+from arena.referee.match import PLY_STDERR_LIMIT
 from arena.referee.outcomes import Failure
+from arena.referee.protocol import Request
 from arena.referee.reasons import stderr_summary
 from arena.referee.sandbox import Sandbox
 from arena.referee.sandbox.monitor import Monitor
 from arena.referee.transport import PipeTransport
-
-from arena.referee import match
-from arena.referee.match import PLY_STDERR_LIMIT
-from arena.referee.protocol import Request
 
 from .fakes import Exit, Think, first_legal
 from .games import TEST_BOTS, bot_of, builtin, play

@@ -10,7 +10,6 @@ import pytest
 from playwright.sync_api import expect
 
 import engine
-
 from arena.games import services as games
 from arena.games.models import Match
 from tests.arena.conftest import TEST_BOTS, make_version
