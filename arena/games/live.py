@@ -10,13 +10,15 @@ the game).
 
 :func:`feed` is what ``/matches/<id>/live.json?since=N`` answers: the frames of the replay
 widget after ply ``N`` (:func:`arena.games.replay.replay_frames`), the clocks, and whether the game
-is over. Everything in it is public: no bot's ``info``, standard error or failure details,
-whoever asks (the finished game's page shows its owner more).
+is over. Everything in it is public, but for a bot's ``info``, which is shown to those who may
+read that bot's logs (its owner and the operators: ``logs``) as it arrives; never a standard
+error or failure details (the finished game's page shows its owner those).
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Collection
 from datetime import UTC, datetime
 from typing import TypedDict
 
@@ -58,6 +60,7 @@ class Moves:
                 played.clocks_ms[1],
                 played.turn,
                 ops.adapt_datetimefield_value(datetime.fromtimestamp(at, UTC)),
+                played.info,
             )
             for played, at in actions
         ]
@@ -85,6 +88,7 @@ _COLUMNS = (
     "black_ms",
     "turn",
     "at",
+    "info",
 )
 
 
@@ -151,11 +155,15 @@ class Feed(TypedDict):
     termination: str
     #: The replay's board, players and first position, when ``after`` is 0.
     game: GameData | None
+    #: The colours whose ``info`` the frames carry (the viewer's bots; none once it is over).
+    logs: list[str]
 
 
-def feed(match: Match, since: int = 0) -> Feed:
+def feed(match: Match, since: int = 0, logs: Collection[str] = ()) -> Feed:
     """What a watcher of ``match`` is told: the frames after ply ``since``, the clocks, and
-    whether the game is over (then its page is the replay).
+    whether the game is over (then its page is the replay). The frames of the ``logs`` colours
+    (those whose logs the watcher may read: :func:`arena.games.privacy.visible_colours`) carry
+    their bot's ``info``.
 
     ``match`` needs its versions and their bots (``select_related``). Raises ``ValueError``
     for a negative ``since``.
@@ -182,6 +190,16 @@ def feed(match: Match, since: int = 0) -> Feed:
     after = since if since <= plies else 0
     replay = replay_frames(record, after=after)
     frames = replay["frames"]
+    shown = [c for c in ("white", "black") if c in logs] if rows else []
+    by_ply = {row.ply: row for row in rows}
+    for frame in frames:
+        row = by_ply.get(frame["n"])
+        if row is None:
+            continue
+        if row.think_ms is not None:
+            frame["think_ms"] = row.think_ms
+        if row.color in shown and row.info:
+            frame["info"] = row.info
     game: GameData | None = None
     if after == 0:
         game = {
@@ -206,6 +224,7 @@ def feed(match: Match, since: int = 0) -> Feed:
         "score": match.score,
         "termination": match.termination,
         "game": game,
+        "logs": shown,
     }
 
 

@@ -202,9 +202,9 @@ class MatchRecord(models.Model):
 
 class LiveMove(models.Model):
     """An action of a running match, written as the referee plays it, so that its page can show
-    the game live (:mod:`arena.games.live`): public facts only (the action, its think time, both
-    clocks). A claim writes its own rows (``attempt``); they are deleted when the match closes
-    (its record then holds the whole game)."""
+    the game live (:mod:`arena.games.live`): the action, its think time, both clocks (public),
+    and the bot's ``info`` (its owner's alone). A claim writes its own rows (``attempt``); they
+    are deleted when the match closes (its record then holds the whole game)."""
 
     match = models.ForeignKey(Match, models.CASCADE, related_name="live_moves")
     attempt = models.PositiveSmallIntegerField()
@@ -220,6 +220,8 @@ class LiveMove(models.Model):
     #: Who acts next ("" when the game is over).
     turn = models.CharField(max_length=5, blank=True)
     at = models.DateTimeField(default=timezone.now)
+    #: The bot's info with the action, as text to read: its owner's (live.feed shows it to them).
+    info = models.TextField(blank=True, default="")
 
     class Meta:
         constraints = [

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from typing import NotRequired, TypedDict
 
 import engine
@@ -77,6 +77,10 @@ class Frame(Changes):
     position: JSONObject
     think_ms: NotRequired[int]
     info: NotRequired[str]
+    #: What the bot wrote to its standard error on this action (its owner's), and how many
+    #: bytes that was when only its end is here.
+    stderr: NotRequired[str]
+    stderr_bytes: NotRequired[int]
 
 
 class Turn(TypedDict):
@@ -107,6 +111,8 @@ class Replay(GameData):
     headers: dict[str, str]
     turns: list[Turn]
     frames: list[Frame]
+    #: The colours whose logs (info, standard error) the frames carry: the viewer's own bots.
+    logs: list[str]
 
 
 # --------------------------------------------------------------------------- board layout
@@ -235,12 +241,16 @@ _KINDS = {
 }
 
 
-def replay_frames(record: Record, transcript: JSON = None, *, after: int = 0) -> Replay:
+def replay_frames(
+    record: Record, transcript: JSON = None, *, after: int = 0, logs: Collection[str] = ()
+) -> Replay:
     """The widget's JSON data for a game: the board, the players, the result, one frame a ply.
 
-    ``transcript`` (optional) is the referee's account of the game; the think time and the
-    ``info`` a bot sent with each action are copied to the matching frames. A missing,
-    malformed or non-matching transcript adds nothing and is never an error.
+    ``transcript`` (optional) is the referee's account of the game; the think time, the
+    ``info`` a bot sent with each action and what it wrote to its standard error meanwhile are
+    copied to the matching frames. A missing, malformed or non-matching transcript adds nothing
+    and is never an error. ``logs``: the colours whose logs the transcript holds for the viewer
+    (it was redacted for them), said in the data so that the widget shows their panel.
 
     ``after``: only the frames after that ply (a live game's watcher has the others), which
     saves most of the work; the turns are all there. It cannot go with a transcript (whose
@@ -298,6 +308,7 @@ def replay_frames(record: Record, transcript: JSON = None, *, after: int = 0) ->
         "initial": State(v).to_json(),
         "turns": turns,
         "frames": frames,
+        "logs": [c for c in ("white", "black") if c in logs],
     }
 
 
@@ -306,6 +317,8 @@ def replay_frames(record: Record, transcript: JSON = None, *, after: int = 0) ->
 _ENTRY_LISTS = ("actions", "moves", "plies", "entries")
 _ACTION_KEYS = ("action", "move", "token", "text")
 _THINK_KEYS = ("think_ms", "ms", "time_ms", "elapsed_ms")
+#: Most of a bot's standard error shown with one frame (the referee keeps less).
+_STDERR_CHARS = 4096
 _REMOVAL = re.compile(r"^x([a-z]\d{1,2}-[a-z]\d{1,2})x([a-z]\d{1,2})$")
 
 
@@ -385,6 +398,12 @@ def _merge_transcript(frames: list[Frame], transcript: JSON) -> None:
             frame["info"] = str(info)[:500]
         elif isinstance(info, Mapping | list):
             frame["info"] = info_text(info)[:500]  # keys and values to read, not JSON
+        stderr = entry.get("stderr")
+        if isinstance(stderr, str) and stderr:
+            frame["stderr"] = stderr[-_STDERR_CHARS:]
+        size = entry.get("stderr_bytes")
+        if isinstance(size, int) and not isinstance(size, bool) and size > 0:
+            frame["stderr_bytes"] = size
 
 
 # --------------------------------------------------------------------------- command line
@@ -420,7 +439,8 @@ def main(argv: list[str] | None = None) -> int:
     transcript = None
     if args.transcript:
         transcript = json.loads(args.transcript.read_text(encoding="utf-8"))
-    text = json.dumps(replay_frames(record, transcript), separators=(",", ":")) + "\n"
+    logs = ("white", "black") if transcript is not None else ()  # the bots are yours
+    text = json.dumps(replay_frames(record, transcript, logs=logs), separators=(",", ":")) + "\n"
     if args.output:
         args.output.write_text(text, encoding="utf-8")
     else:

@@ -81,8 +81,8 @@ class GameConfig:
 
 @dataclass(frozen=True)
 class Played:
-    """One action as the referee played it, for whoever watches the game: public facts only
-    (never a bot's ``info`` or standard error).
+    """One action as the referee played it, for whoever watches the game: public facts, and
+    the ``info`` the bot sent with it, which is its owner's (never its standard error).
 
     Attributes:
         ply: the action's number in the game, the opening's included (1 for the first).
@@ -92,6 +92,8 @@ class Played:
         clocks_ms: white's and black's clocks once the action is played, as the referee keeps
             them (the increment included when the turn passed).
         turn: who acts next, or ``""`` when the game is over.
+        info: the bot's ``info`` with the action, as text to read (``""`` without one): its
+            owner's alone, whoever else watches.
     """
 
     ply: int
@@ -100,6 +102,7 @@ class Played:
     think_ms: float | None
     clocks_ms: tuple[int, int]
     turn: str
+    info: str = ""
 
 
 @dataclass

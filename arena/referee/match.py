@@ -52,6 +52,7 @@ from arena.referee.reasons import (
     violation_text,
     without_stderr,
 )
+from arena.referee.redaction import info_text
 from arena.referee.sandbox import Sandbox, SandboxUnavailable
 from arena.referee.transport import (
     Cancelled,
@@ -63,7 +64,14 @@ from arena.referee.transport import (
     describe_exit,
 )
 
-__all__ = ["REFEREE_VERSION", "SINGLE_FILE_PREFIX", "Referee", "RefereeError"]
+__all__ = [
+    "GAME_STDERR_LIMIT",
+    "PLY_STDERR_LIMIT",
+    "REFEREE_VERSION",
+    "SINGLE_FILE_PREFIX",
+    "Referee",
+    "RefereeError",
+]
 
 try:
     REFEREE_VERSION = importlib.metadata.version("yinsh-arena")
@@ -79,6 +87,12 @@ _WHITE, _BLACK = engine.Color.WHITE, engine.Color.BLACK
 #: Largest ``info`` object kept per action (its compact JSON, in bytes), and per bot per game.
 INFO_LIMIT = 2048
 INFO_TOTAL_LIMIT = 256 * 1024
+#: Most of a bot's info told to a watcher with one action (as text, in characters).
+LIVE_INFO_CHARS = 500
+#: Most of a bot's standard error kept with one action (the end of what it wrote while thinking
+#: on it, in bytes), and with all its actions of a game; the whole stream's tail is kept apart.
+PLY_STDERR_LIMIT = 2048
+GAME_STDERR_LIMIT = 256 * 1024
 #: How long the referee waits, once a bot has exited, for its standard error to reach its end
 #: (every process that held it gone), so that a reason quotes the bot's last words.
 STDERR_GRACE_S = 1.0
@@ -145,6 +159,10 @@ class _Player:
     exited: bool = False
     info_bytes: int = 0
     info_dropped: int = 0
+    #: Bytes of its standard error already given to an action (or written before the first).
+    stderr_seen: int = 0
+    #: Bytes of its standard error kept with its actions.
+    stderr_kept: int = 0
     end: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -460,6 +478,10 @@ class _Game:
         now = self.now
         on_action = self.on_action
         moves = self.moves
+        for p in players:
+            if p.transport is not None:  # what it wrote starting up belongs to no action
+                p.transport.drain_stderr()
+                p.stderr_seen = p.transport.stderr_bytes
         while not state.is_over():
             if cancel is not None and cancel.is_set():
                 raise _Aborted()
@@ -473,7 +495,7 @@ class _Game:
                 if on_action is not None:
                     on_action(state, legal[0], 0.0)
                 self._end_turn(me, color, increment, pause)
-                self._played(color, "pass", None)
+                self._played(color, "pass", None, None)
                 continue
             tokens = {str(a): a for a in legal}
             t = me.transport
@@ -521,15 +543,17 @@ class _Game:
             }
             if reply.info is not None:
                 self._keep_info(me, entry, reply.info)
+            self._keep_stderr(me, t, entry)
             moves.append(entry)
             if on_action is not None:
                 on_action(state, action, elapsed_ms)
             if state.turn is not color or state.is_over():
                 self._end_turn(me, color, increment, pause)
-            self._played(color, token, elapsed_ms)
+            self._played(color, token, elapsed_ms, entry.get("info"))
 
-    def _played(self, color: engine.Color, token: str, think_ms: float | None) -> None:
-        """Tell the watcher (``on_played``) about the action just played, the clocks included."""
+    def _played(self, color: engine.Color, token: str, think_ms: float | None, info: Any) -> None:
+        """Tell the watcher (``on_played``) about the action just played, the clocks and the
+        bot's info (as text, :data:`LIVE_INFO_CHARS` at most) included."""
         if self.on_played is None:
             return
         white, black = self.players
@@ -542,6 +566,7 @@ class _Game:
                 think_ms=None if think_ms is None else round(think_ms, 2),
                 clocks_ms=(round(white.clock_ms), round(black.clock_ms)),
                 turn="" if state.is_over() else state.turn.label,
+                info=info_text(info)[:LIVE_INFO_CHARS] if info is not None else "",
             )
         )
 
@@ -579,6 +604,28 @@ class _Game:
             return
         me.info_bytes += size
         entry["info"] = info
+
+    def _keep_stderr(self, me: _Player, t: Transport, entry: dict[str, Any]) -> None:
+        """Give the action the standard error its bot wrote since its last one (while thinking
+        on it, mostly): the end of it, cut at a line, at most :data:`PLY_STDERR_LIMIT` bytes,
+        with ``stderr_bytes`` when it was more. Nothing to do for a bot that wrote nothing."""
+        t.drain_stderr()  # what it wrote before answering, which the pipe may still hold
+        total = t.stderr_bytes
+        new = total - me.stderr_seen
+        me.stderr_seen = total
+        if new <= 0:
+            return
+        room = min(new, PLY_STDERR_LIMIT, GAME_STDERR_LIMIT - me.stderr_kept)
+        data = t.stderr_tail.encode()[-room:] if room > 0 else b""
+        text = data.decode("utf-8", errors="ignore")  # a character cut at the front
+        if len(data) < new:
+            entry["stderr_bytes"] = new
+            line_end = text.find("\n")
+            if 0 <= line_end < len(text) - 1:
+                text = text[line_end + 1 :]
+        if text:
+            me.stderr_kept += len(data)
+            entry["stderr"] = text
 
     # --------------------------------------------------------------------- failures
 

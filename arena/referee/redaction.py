@@ -12,7 +12,7 @@ through::
 
     >>> t = {"players": {"white": {"path": "/srv/var/bot-cache/ab/bot", "stderr_tail": "oops"},
     ...                  "black": {"path": "/srv/var/bots/cd", "stderr_tail": "fine"}},
-    ...      "moves": [{"color": "white", "action": "e3", "info": {"eval": 1}}],
+    ...      "moves": [{"color": "white", "action": "e3", "info": {"eval": 1}, "stderr": "hm\\n"}],
     ...      "reason": "white exited at ply 1 (exit code 1); stderr: oops", "fault": "white"}
     >>> r = redact(t, {"black"}, roots=["/srv/var"])
     >>> r["players"]["white"], r["players"]["black"]
@@ -65,7 +65,7 @@ PRIVATE_PLAYER_KEYS = frozenset(
     }
 )
 #: A move entry's keys that only the owner of the colour that played it may see.
-PRIVATE_MOVE_KEYS = frozenset({"info", "info_dropped"})
+PRIVATE_MOVE_KEYS = frozenset({"info", "info_dropped", "stderr", "stderr_bytes"})
 #: A player's keys that hold a server path, for everybody.
 _PATH_KEYS = ("path",)
 

@@ -462,13 +462,15 @@ def ladder_archive(request: HttpRequest, variant: str, month: str) -> StreamingH
 def match_replay(request: HttpRequest, pk: int) -> JsonResponse:
     data = _record(pk)
     record = engine.Record.parse(data.record)
+    visible = privacy.visible_colours(request.user, data.match)
     shown = privacy.transcript_for(request.user, data.match, data.transcript)
-    return JsonResponse(replay_frames(record, shown))
+    return JsonResponse(replay_frames(record, shown, logs=visible))
 
 
 def match_live(request: HttpRequest, pk: int) -> JsonResponse:
     """The live feed of a match (:func:`arena.games.live.feed`): ``?since=N`` asks for the
-    actions after ply N. The same for everyone (public facts only); never cached."""
+    actions after ply N. Public facts, and the ``info`` of the viewer's own bots; never
+    cached."""
     match = Match.objects.select_related("white__bot", "black__bot").filter(pk=pk).first()
     if match is None:
         return _no_store(JsonResponse({"error": f"there is no match {pk}"}, status=404))
@@ -480,7 +482,8 @@ def match_live(request: HttpRequest, pk: int) -> JsonResponse:
                 status=400,
             )
         )
-    return _no_store(JsonResponse(live.feed(match, int(text))))
+    logs = privacy.visible_colours(request.user, match)
+    return _no_store(JsonResponse(live.feed(match, int(text), logs)))
 
 
 def _no_store(response: JsonResponse) -> JsonResponse:

@@ -27,10 +27,11 @@ class FakeClock:
 
 @dataclass
 class Think:
-    """Answer ``line`` after ``ms`` milliseconds."""
+    """Answer ``line`` after ``ms`` milliseconds, having written ``stderr`` meanwhile."""
 
     ms: float
     line: Any
+    stderr: bytes = b""
 
 
 @dataclass
@@ -114,11 +115,12 @@ class FakeBot:
                 self.clock.t = deadline
                 raise Timeout("deadline")
             self.clock.t += item.ms / 1000
+            self.write_stderr(item.stderr)
             item = item.line
         if isinstance(item, Exit):
             self.clock.t += item.ms / 1000
             self.returncode = item.code
-            self.stderr += item.stderr
+            self.write_stderr(item.stderr)
             raise Closed("end of output")
         if isinstance(item, Hang):
             return self._wait_forever(deadline)
@@ -182,6 +184,11 @@ class FakeBot:
             self.returncode = -9
 
     # helpers for tests
+    def write_stderr(self, data: bytes) -> None:
+        """The bot writes ``data`` to its standard error (the tail keeps its last 4 KiB)."""
+        self.stderr += data
+        self.stderr_bytes += len(data)
+
     def requests(self) -> list[protocol.Request]:
         return [m for m in self.received if isinstance(m, protocol.Request)]
 

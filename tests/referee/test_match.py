@@ -219,7 +219,7 @@ def test_on_action_is_called_after_each_action():
     assert [n for n, _, _ in seen] == list(range(1, len(seen) + 1))
 
 
-def test_each_action_is_told_to_a_watcher_with_both_clocks_and_no_private_words():
+def test_each_action_is_told_to_a_watcher_with_both_clocks_and_its_info_as_text():
     seen = []
     game = Game(
         white=ready_then(lambda m: Think(150, {"type": "action", "action": m.actions[0]})),
@@ -242,7 +242,10 @@ def test_each_action_is_told_to_a_watcher_with_both_clocks_and_no_private_words(
         result.transcript["players"]["white"]["clock_ms"],
         result.transcript["players"]["black"]["clock_ms"],
     )
-    assert not any(hasattr(p, "info") for p in seen)
+    # The info is its owner's: the live feed shows it to them alone (arena.games.live).
+    assert {p.info for p in seen if p.color == "black"} == {"s: 1"}
+    assert {p.info for p in seen if p.color == "white"} == {""}
+    assert not any(hasattr(p, "stderr") for p in seen)
 
 
 def test_an_opening_is_played_before_the_bots_and_they_see_it():

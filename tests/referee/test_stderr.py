@@ -11,13 +11,16 @@ from collections.abc import Callable
 import pytest
 
 import engine
+from arena.referee import match
+from arena.referee.match import PLY_STDERR_LIMIT
 from arena.referee.outcomes import Failure
+from arena.referee.protocol import Request
 from arena.referee.reasons import stderr_summary
 from arena.referee.sandbox import Sandbox
 from arena.referee.sandbox.monitor import Monitor
 from arena.referee.transport import PipeTransport
 
-from .fakes import Exit
+from .fakes import Exit, Think, first_legal
 from .games import TEST_BOTS, bot_of, builtin, play
 from .test_match import Game
 
@@ -47,6 +50,73 @@ def test_stderr_bytes_counts_everything_though_only_the_tail_is_kept(
         assert len(transport.stderr_tail) == 4096
     finally:
         transport.kill()
+
+
+# ----------------------------------------------------------------- what it wrote on each move
+
+
+def diarist(say):
+    """A brain that writes ``say(k)`` to stderr while thinking on its k-th request (k from 1)."""
+    asked = {"n": 0}
+
+    def brain(message):
+        if isinstance(message, Request):
+            asked["n"] += 1
+            return Think(5, {"type": "action", "action": message.actions[0]}, say(asked["n"]))
+        return first_legal(message)
+
+    return brain
+
+
+def test_each_move_has_the_stderr_its_bot_wrote_while_thinking_on_it() -> None:
+    result = Game(white=diarist(lambda k: f"move {k}\nthought hard\n".encode())).play()
+    moves = [m for m in result.transcript["moves"] if m.get("ms") is not None]
+    white = [m for m in moves if m["color"] == "white"]
+    assert [m["stderr"] for m in white] == [
+        f"move {k}\nthought hard\n" for k in range(1, len(white) + 1)
+    ]
+    assert all("stderr" not in m for m in moves if m["color"] == "black")  # it wrote nothing
+    player = result.transcript["players"]["white"]
+    assert player["stderr_tail"].endswith(f"move {len(white)}\nthought hard\n")  # the tail stays
+    assert player["stderr_bytes"] == sum(len(m["stderr"]) for m in white)
+
+
+def test_a_real_bots_move_has_the_lines_it_wrote_before_answering(
+    full_sandbox: Callable[..., Sandbox],
+) -> None:
+    result = play(full_sandbox(), bot_of("honest", "diary"), builtin("random"), seed=3)
+    white = [m for m in result.transcript["moves"] if m["color"] == "white" and "ms" in m]
+    assert white
+    for m in white:
+        assert m["stderr"].startswith(f"DIARY-MARKER-5e2b plays {m['action']} from ")
+        assert m["stderr"].count("\n") == 1  # not the start-up line, not the next move's
+
+
+def test_a_long_move_log_keeps_its_end_and_says_how_much_it_was() -> None:
+    long = b"".join(b"line %d\n" % i for i in range(2000))
+    result = Game(white=diarist(lambda k: long if k == 2 else b"")).play()
+    white = [m for m in result.transcript["moves"] if m["color"] == "white" and "ms" in m]
+    assert "stderr" not in white[0]
+    kept = white[1]["stderr"]
+    assert len(kept.encode()) <= PLY_STDERR_LIMIT
+    assert kept.endswith("line 1999\n") and kept.startswith("line ")  # whole lines
+    assert white[1]["stderr_bytes"] == len(long)
+
+
+def test_a_games_move_logs_stop_at_their_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(match, "GAME_STDERR_LIMIT", 30)
+    result = Game(white=diarist(lambda k: b"twelve bytes")).play()
+    white = [m for m in result.transcript["moves"] if m["color"] == "white" and "ms" in m]
+    assert [m.get("stderr") for m in white[:4]] == ["twelve bytes", "twelve bytes", " bytes", None]
+    assert [m.get("stderr_bytes") for m in white[:4]] == [None, None, 12, 12]
+    assert result.transcript["players"]["white"]["stderr_bytes"] == 12 * len(white)
+
+
+def test_a_move_log_is_cut_between_characters_not_inside_one() -> None:
+    text = "é" * PLY_STDERR_LIMIT  # two bytes each: a byte cut would split one
+    result = Game(white=diarist(lambda k: text.encode() if k == 1 else b"")).play()
+    first = next(m for m in result.transcript["moves"] if m["color"] == "white" and "ms" in m)
+    assert set(first["stderr"]) == {"é"}
 
 
 # ----------------------------------------------------------------- the reason has the last words

@@ -33,10 +33,11 @@
   var COLOURS = ["white", "black"];
   var ICONS = {
     first: "M5 5h2.5v14H5zM20 5v14L9 12z",
-    prev: "M17 5v14L6 12z",
+    // One step is a chevron, playing a solid triangle: the two must not be told apart by a pixel.
+    prev: "M15 5.5 16.5 7l-5 5 5 5-1.5 1.5L8.5 12z",
     play: "M7 5v14l12-7z",
     pause: "M6.5 5h4v14h-4zM13.5 5h4v14h-4z",
-    next: "M7 5v14l11-7z",
+    next: "M9 5.5 7.5 7l5 5-5 5L9 18.5 15.5 12z",
     last: "M4 5v14l11-7zM16.5 5H19v14h-2.5z",
   };
   var TERMINATIONS = {
@@ -222,6 +223,14 @@
       self.stop();
       self.go(parseInt(self.slider.value, 10));
     });
+    this.logs = (d.logs || []).filter(function (c) {
+      return COLOURS.indexOf(c) >= 0;
+    });
+    if (this.logs.length) {
+      this.log = el("section", { class: "yr-log", "aria-labelledby": this.id + "-log" }, side);
+      this.logTitle = el("h3", { class: "yr-log-title", id: this.id + "-log" }, this.log);
+      this.logBody = el("div", { class: "yr-log-body" }, this.log);
+    }
     this.moves = el("ol", { class: "yr-moves", "aria-label": "Moves" }, side);
     this.buildMoves();
 
@@ -424,10 +433,12 @@
     if (frame && typeof frame.think_ms === "number") {
       el("span", { class: "yr-think", text: "Thought " + formatMs(frame.think_ms) }, this.extra);
     }
-    if (frame && frame.info !== undefined && frame.info !== null) {
+    if (frame && !this.log && frame.info !== undefined && frame.info !== null) {
       var info = typeof frame.info === "string" ? frame.info : JSON.stringify(frame.info);
       el("span", { class: "yr-info", text: info }, this.extra);
     }
+
+    if (this.log) this.renderLog(frame);
 
     // Score: rings removed per side.
     var goal = d.rows_to_win || 3;
@@ -445,10 +456,7 @@
     });
 
     // Controls, slider, move list.
-    this.buttons.first.disabled = ply === 0;
-    this.buttons.prev.disabled = ply === 0;
-    this.buttons.next.disabled = ply === n;
-    this.buttons.last.disabled = ply === n;
+    this.setDisabled({ first: ply === 0, prev: ply === 0, next: ply === n, last: ply === n });
     this.slider.value = String(ply);
     this.slider.setAttribute(
       "aria-valuetext",
@@ -462,6 +470,56 @@
     if (current >= 0) scrollIntoList(this.moves, this.turnItems[current]);
     this.title.textContent =
       (d.title || "YINSH") + " board after ply " + ply + (frame ? " (" + frame.turn + ")" : "");
+  };
+
+  // The owner's panel: what their bot said on the ply shown (its info, its think time, what it
+  // wrote to its standard error meanwhile). The data holds these for the viewer's bots only.
+  Replay.prototype.renderLog = function (frame) {
+    var d = this.data;
+    var body = this.logBody;
+    clear(body);
+    var mine = frame && this.logs.indexOf(frame.by) >= 0;
+    this.log.setAttribute("data-color", mine ? frame.by : "");
+    if (!frame) {
+      this.logTitle.textContent = "Your bot's log";
+      el("p", { class: "yr-log-note", text: "Step to a ply to read what your bot said on it." }, body);
+      return;
+    }
+    this.logTitle.textContent = cap(frame.by) + "'s log, ply " + frame.n + " (" + frame.action + ")";
+    if (!mine) {
+      el("p", { class: "yr-log-note", text: "A ply of " + playerName(d, frame.by) + ", not your bot." }, body);
+      return;
+    }
+    if (typeof frame.think_ms !== "number") {
+      el("p", { class: "yr-log-note", text: "Played for it: it was not asked." }, body);
+      return;
+    }
+    var facts = el("dl", { class: "yr-log-facts" }, body);
+    el("dt", { text: "Thought" }, facts);
+    el("dd", { class: "yr-log-think", text: formatMs(frame.think_ms) }, facts);
+    el("dt", { text: "Info" }, facts);
+    var info = frame.info === undefined || frame.info === null ? "" : frame.info;
+    if (typeof info !== "string") info = JSON.stringify(info);
+    el("dd", { class: "yr-log-info", text: info || "none" }, facts);
+    var cut = typeof frame.stderr_bytes === "number" ? " (the end of " + frame.stderr_bytes + " bytes)" : "";
+    el("h4", { class: "yr-log-sub", text: "Standard error" + cut }, body);
+    if (d.live) el("p", { class: "yr-log-note", text: "Shown once the game is over." }, body);
+    else if (frame.stderr) el("pre", { class: "yr-log-stderr", text: frame.stderr }, body);
+    else el("p", { class: "yr-log-note", text: "Nothing written on this ply." }, body);
+  };
+
+  // A button pressed from the keyboard may disable itself (First at the first position): the
+  // browser would drop its focus to the page, and the keys would no longer reach the widget.
+  // The focus stays in the widget instead.
+  Replay.prototype.setDisabled = function (which) {
+    var self = this;
+    var lost = false;
+    Object.keys(which).forEach(function (name) {
+      var b = self.buttons[name];
+      if (which[name] && document.activeElement === b) lost = true;
+      b.disabled = which[name];
+    });
+    if (lost) this.root.focus({ preventScroll: true });
   };
 
   function phaseText(pos) {
@@ -696,6 +754,7 @@
     data.result = null;
     data.score = "*";
     data.live = true;
+    data.logs = feed.logs || [];
     return data;
   }
 

@@ -38,7 +38,9 @@ def running_match(pair: tuple[Any, Any], **fields: Any) -> tuple[Match, int]:
     return m, attempt
 
 
-def play_some(match: Match, attempt: int, plies: int, *, seed: int = 3) -> list[Played]:
+def play_some(
+    match: Match, attempt: int, plies: int, *, seed: int = 3, info: bool = False
+) -> list[Played]:
     """Play ``plies`` random legal actions after the match's opening, recording each as the
     referee tells it (clocks running down by each think time)."""
     state = engine.State(match.variant)
@@ -61,6 +63,7 @@ def play_some(match: Match, attempt: int, plies: int, *, seed: int = 3) -> list[
             think_ms=think,
             clocks_ms=(clocks["white"], clocks["black"]),
             turn=state.turn.label,
+            info=f"SECRET-{color}-{len(state.history)}" if info else "",
         )
         moves([live.timed(p)])
         played.append(p)
@@ -167,6 +170,42 @@ def test_the_feed_never_shows_info_or_stderr_even_to_the_owner(pair: Any, user: 
     owner = Client()
     owner.force_login(user)
     assert b"SECRET" not in feed_json(m.pk, client=owner).content
+
+
+@pytest.mark.django_db
+def test_a_running_games_info_reaches_its_owner_as_it_arrives_and_nobody_else(
+    user: Any, other_user: Any, django_user_model: Any
+) -> None:
+    white, black = make_version(user, "white-bot"), make_version(other_user, "black-bot")
+    m, attempt = running_match((white, black))
+    played = play_some(m, attempt, 6, info=True)
+    staff = django_user_model.objects.create_user("olga", password="x-long-password", is_staff=True)
+    seen: dict[str, Any] = {}
+    for who, viewer in (("alice", user), ("bob", other_user), ("olga", staff), ("nobody", None)):
+        c = Client()
+        if viewer is not None:
+            c.force_login(viewer)
+        seen[who] = feed_json(m.pk, client=c).json()
+    infos = {who: {f["n"]: f.get("info") for f in body["frames"]} for who, body in seen.items()}
+    assert infos["alice"] == {p.ply: p.info if p.color == "white" else None for p in played}
+    assert infos["bob"] == {p.ply: p.info if p.color == "black" else None for p in played}
+    assert infos["olga"] == {p.ply: p.info for p in played}
+    assert set(infos["nobody"].values()) == {None}
+    assert [seen[w]["logs"] for w in ("alice", "bob", "olga", "nobody")] == [
+        ["white"],
+        ["black"],
+        ["white", "black"],
+        [],
+    ]
+    # Think times are public: everyone has them.
+    assert [f["think_ms"] for f in seen["nobody"]["frames"]] == [p.think_ms for p in played]
+    # A later poll (since=4) brings the info of the actions after it.
+    owner = Client()
+    owner.force_login(user)
+    tail = feed_json(m.pk, since=4, client=owner).json()
+    assert [f.get("info") for f in tail["frames"]] == [
+        p.info if p.color == "white" else None for p in played[4:]
+    ]
 
 
 @pytest.mark.django_db

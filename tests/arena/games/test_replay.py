@@ -302,6 +302,30 @@ def test_think_times_and_info_are_copied_from_a_per_action_transcript():
         assert frame["info"] == f"depth {k}"
 
 
+def test_each_frame_has_the_stderr_its_bot_wrote_on_that_action():
+    record = random_record("yinsh", 6)
+    entries = [
+        {"action": str(a), "ms": 3, "stderr": f"line {k}\n"} | ({"stderr_bytes": 9000} if k else {})
+        for k, a in enumerate(record.actions)
+    ]
+    entries[2].pop("stderr")
+    data = replay_frames(record, {"moves": entries}, logs={"black", "white"})
+    frames = data["frames"]
+    assert frames[0]["stderr"] == "line 0\n" and "stderr_bytes" not in frames[0]
+    assert frames[1]["stderr"] == "line 1\n" and frames[1]["stderr_bytes"] == 9000
+    assert "stderr" not in frames[2]
+    assert data["logs"] == ["white", "black"]  # in the board's order
+
+
+def test_without_logs_the_data_says_so_and_a_huge_stderr_keeps_its_end():
+    record = random_record("yinsh", 6)
+    entry = {"action": str(record.actions[0]), "stderr": "x" * 10_000 + "END", "stderr_bytes": True}
+    data = replay_frames(record, {"moves": [entry]})
+    assert data["logs"] == []
+    assert len(data["frames"][0]["stderr"]) == 4096 and data["frames"][0]["stderr"].endswith("END")
+    assert "stderr_bytes" not in data["frames"][0]
+
+
 def test_a_per_turn_transcript_puts_the_time_on_the_first_action_of_the_turn():
     record = record_with_opponent_row_first()
     turns = engine.write_moves(record.actions).split()

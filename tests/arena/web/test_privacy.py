@@ -74,12 +74,21 @@ def transcript() -> dict[str, Any]:
             },
         },
         "moves": [
-            {"color": "white", "action": "e3", "ms": 12.5, "clock_ms": 990, "info": {"w": 1}},
+            {
+                "color": "white",
+                "action": "e3",
+                "ms": 12.5,
+                "clock_ms": 990,
+                "info": {"w": 1},
+                "stderr": "WHITE-SECRET on e3\n",
+            },
             {
                 "color": "black",
                 "action": "a5",
                 "ms": 3.0,
                 "info": {"note": "BLACK-SECRET", "nested": ["/srv/arena/var/bots/cd"]},
+                "stderr": "BLACK-SECRET read /srv/arena/var/bots/cd/book\n",
+                "stderr_bytes": 5000,
             },
             {"color": "white", "action": "b5", "ms": 1.0, "info_dropped": 4000},
         ],
@@ -104,7 +113,8 @@ def test_a_visitor_sees_no_stderr_info_or_failure_details_of_either_bot() -> Non
         player = r["players"][colour]
         assert not set(player) & redaction.PRIVATE_PLAYER_KEYS
         assert player["path"] == "<path>"
-    assert [set(m) & {"info", "info_dropped"} for m in r["moves"]] == [set(), set(), set()]
+    assert [set(m) & redaction.PRIVATE_MOVE_KEYS for m in r["moves"]] == [set(), set(), set()]
+    assert {"stderr", "stderr_bytes"} <= redaction.PRIVATE_MOVE_KEYS
     assert "SECRET" not in text(r) and "/srv" not in text(r) and "/tmp" not in text(r)
     assert r["reason"] == "white exited at ply 3 (exit code 3)"
     # What happened stays: the result, the clocks, the actions and think times.
@@ -121,7 +131,9 @@ def test_an_owner_sees_its_own_colours_logs_and_not_the_others() -> None:
     assert white["violation"] and white["failure"] and white["command"] == ["python3", "main.py"]
     assert "stderr_tail" not in black and "exit" not in black and "command" not in black
     assert r["moves"][0]["info"] == {"w": 1} and r["moves"][2]["info_dropped"] == 4000
-    assert "info" not in r["moves"][1]
+    assert r["moves"][0]["stderr"] == "WHITE-SECRET on e3\n"
+    assert "info" not in r["moves"][1] and "stderr" not in r["moves"][1]
+    assert "stderr_bytes" not in r["moves"][1]
     assert "BLACK-SECRET" not in text(r)
     # White is at fault: its owner reads the whole reason.
     assert r["reason"] == "white exited at ply 3 (exit code 3); stderr: WHITE-SECRET at /bot/x.py"
@@ -133,6 +145,8 @@ def test_the_owner_of_the_other_colour_reads_only_what_happened() -> None:
     assert "WHITE-SECRET" not in text(r) and "exit code 3)" in r["reason"]
     assert r["players"]["black"]["stderr_tail"] == "BLACK-SECRET thinking"
     assert r["moves"][1]["info"] == {"note": "BLACK-SECRET", "nested": ["<path>"]}
+    assert r["moves"][1]["stderr"] == "BLACK-SECRET read <path>\n"
+    assert r["moves"][1]["stderr_bytes"] == 5000 and "stderr" not in r["moves"][0]
 
 
 def test_server_paths_leave_every_string_even_for_the_owner_but_paths_in_the_sandbox_stay() -> None:
@@ -367,8 +381,17 @@ def test_the_transcript_and_replay_carry_the_viewers_own_info_and_stderr_only(
         infos = [m for m in shown["moves"] if "info" in m]
         assert bool(infos) == sees_white and all(m["color"] == "white" for m in infos)
         assert white["path"] == black["path"] == "<path>"
-    frames = c.get(f"/matches/{played.pk}/replay.json").json()["frames"]
+        stderrs = [m for m in shown["moves"] if "stderr" in m]
+        assert bool(stderrs) == sees_white and all(m["color"] == "white" for m in stderrs)
+    replay = c.get(f"/matches/{played.pk}/replay.json").json()
+    frames = replay["frames"]
     assert any("info" in f for f in frames) == sees_white
+    told = [f for f in frames if "stderr" in f]
+    assert bool(told) == sees_white and all(f["by"] == "white" for f in told)
+    assert all(f["stderr"].startswith(f"{DIARY} plays {f['action']} ") for f in told)
+    assert replay["logs"] == [
+        c for c, seen in zip(redaction.COLOURS, SEES[who], strict=True) if seen
+    ]
     detail = c.get(f"/api/matches/{played.pk}/").json()
     assert (QUITTER in detail["reason"]) == sees_black
     assert ("exit code 3" in detail["reason"]) == sees_black

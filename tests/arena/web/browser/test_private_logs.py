@@ -3,11 +3,13 @@ error and ``info`` there; a visitor reads neither."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 from playwright.sync_api import expect
 
+import engine
 from arena.games import services as games
 from arena.games.models import Match
 from tests.arena.conftest import TEST_BOTS, make_version
@@ -57,3 +59,61 @@ def test_a_visitor_reads_what_happened_but_no_bots_logs(
     assert DIARY not in page.content()
     assert "giving up after three actions" not in page.content()
     assert_fits_the_screen(page)
+
+
+def replay_at(page: Any, ply: int) -> Any:
+    """The match page's replay, once it shows ``ply``."""
+    widget = page.locator(".yinsh-replay")
+    expect(widget).to_have_attribute("data-replay-state", "ready")
+    expect(widget.locator(".yr-slider")).to_have_value(str(ply))
+    return widget
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_owners_panel_beside_the_board_follows_the_ply_shown(
+    page: Any, site: str, user: Any, log_in: Any, played: Match, screen: str
+) -> None:
+    actions = [str(a) for a in engine.Record.parse(played.data.record).actions]
+    log_in(user)
+    page.goto(f"{site}/matches/{played.pk}/#ply=1")
+    widget = replay_at(page, 1)
+    panel = widget.locator(".yr-log")
+    expect(panel.locator(".yr-log-title")).to_have_text("White's log, ply 1 (" + actions[0] + ")")
+    expect(panel.locator(".yr-log-stderr")).to_have_text(
+        re.compile(rf"^{DIARY} plays {actions[0]} from \S+\n?$")
+    )
+    expect(panel.locator(".yr-log-info")).to_contain_text(f"note: {DIARY}")
+    expect(panel.locator(".yr-log-think")).to_have_text(re.compile(r"^\d+(\.\d+)? m?s$"))
+    widget.press("ArrowRight")  # black's ply: not this owner's bot
+    replay_at(page, 2)
+    expect(panel).to_contain_text("not your bot")
+    expect(panel.locator(".yr-log-stderr")).to_have_count(0)
+    page.get_by_role("button", name="Next ply (Right arrow)").click()
+    replay_at(page, 3)
+    expect(panel.locator(".yr-log-stderr")).to_contain_text(f"{DIARY} plays {actions[2]} ")
+    widget.press("Home")
+    replay_at(page, 0)
+    expect(panel).to_contain_text("Step to a ply")
+    board = widget.locator(".yr-board").bounding_box()
+    box = panel.bounding_box()
+    assert board is not None and box is not None
+    if screen == "phone":
+        assert box["y"] >= board["y"] + board["height"]  # under the board
+    else:
+        assert box["x"] >= board["x"] + board["width"]  # beside it
+    widget.press("ArrowRight")
+    replay_at(page, 1)
+    font = panel.locator(".yr-log-stderr").evaluate(
+        "(e) => parseFloat(getComputedStyle(e).fontSize)"
+    )
+    assert font >= 12  # readable on a phone
+    assert_fits_the_screen(page)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_visitor_gets_no_log_panel_beside_the_board(page: Any, site: str, played: Match) -> None:
+    page.goto(f"{site}/matches/{played.pk}/#ply=1")
+    widget = replay_at(page, 1)
+    expect(widget.locator(".yr-board")).to_be_visible()
+    expect(widget.locator(".yr-log")).to_have_count(0)
+    assert DIARY not in widget.inner_text()

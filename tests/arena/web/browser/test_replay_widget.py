@@ -350,3 +350,63 @@ def test_buttons_have_labels_for_screen_readers(page: Page, demo_url: str):
     assert all(labels) and len(labels) == 5 + 70
     expect(page.locator(".yr-board")).to_have_attribute("role", "img")
     expect(page.locator(".yr-board title")).to_contain_text("after ply 3")
+
+
+#: How much two icons overlap (0 to 1: the area both fill over the area either fills), drawn
+#: from their SVG paths on a canvas.
+_OVERLAP = """([a, b]) => {
+  const fill = (d) => {
+    const c = document.createElement("canvas");
+    c.width = c.height = 96;
+    const g = c.getContext("2d");
+    g.scale(4, 4);
+    g.fill(new Path2D(d));
+    return g.getImageData(0, 0, 96, 96).data;
+  };
+  const x = fill(a), y = fill(b);
+  let both = 0, either = 0;
+  for (let i = 3; i < x.length; i += 4) {
+    both += x[i] > 127 && y[i] > 127;
+    either += x[i] > 127 || y[i] > 127;
+  }
+  return both / either;
+}"""
+
+
+def test_play_and_next_ply_have_their_own_icons_and_names(page: Page, demo_url: str):
+    open_page(page, f"{demo_url}?icons#ply=3")
+    play = page.get_by_role("button", name="Play (Space)")
+    step = page.get_by_role("button", name="Next ply (Right arrow)")
+    expect(play).to_have_count(1)
+    expect(step).to_have_count(1)
+    icons = [b.locator("path").get_attribute("d") for b in (play, step)]
+    assert page.evaluate(_OVERLAP, icons) < 0.7  # told apart at a glance, not by a pixel
+    drawn = page.locator(".yr-controls .yr-btn path").evaluate_all(
+        "(ps) => ps.map((p) => p.getAttribute('d'))"
+    )
+    for k, a in enumerate(drawn):
+        for b in drawn[k + 1 :]:
+            assert page.evaluate(_OVERLAP, [a, b]) < 0.7
+
+
+@pytest.mark.parametrize("key", ["Enter", " "])
+def test_the_keys_still_work_after_a_button_is_pressed_from_the_keyboard(
+    page: Page, demo_url: str, key: str
+):
+    open_page(page, f"{demo_url}?focus#ply=3")
+    page.locator(".yr-btn-first").focus()
+    page.keyboard.press(key)
+    at_ply(page, 0)  # the button is now disabled: focus must not fall off the widget
+    page.keyboard.press("ArrowRight")
+    at_ply(page, 1)
+    page.locator(".yr-btn-last").focus()
+    page.keyboard.press(key)
+    n = len(demo()["frames"])
+    at_ply(page, n)
+    page.keyboard.press("ArrowLeft")
+    at_ply(page, n - 1)
+    page.locator(".yr-btn-next").focus()
+    page.keyboard.press(key)
+    at_ply(page, n)
+    page.keyboard.press("Home")
+    at_ply(page, 0)
