@@ -93,7 +93,9 @@ def trial_replay(request: HttpRequest, pk: int) -> JsonResponse:
     trial = _trial(request, pk)
     if not trial.record:
         raise Http404("the trial has no game yet")
-    return JsonResponse(replay_frames(engine.Record.parse(trial.record), trial.transcript))
+    return JsonResponse(
+        replay_frames(engine.Record.parse(trial.record), trial.transcript, logs=(trial.colour,))
+    )
 
 
 def trial_record(request: HttpRequest, pk: int) -> HttpResponse:

@@ -15,6 +15,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 import engine
+from arena.admission import trials
 from arena.bots.models import BotVersion
 from arena.duels import services as duels
 from arena.games import services as games
@@ -25,7 +26,7 @@ from arena.referee.game import GameResult
 from arena.tournaments import services as tournaments
 from arena.tournaments.models import Tournament
 from arena.web.guide import TOPICS
-from tests.arena.conftest import make_version
+from tests.arena.conftest import BOTS, make_version, packed, upload
 from tests.arena.games.test_matches import queued_match
 from tests.browser import (
     accessibility_violations,
@@ -119,18 +120,10 @@ def arena(user: Any, other_user: Any, anchor: BotVersion) -> Arena:
 #: Parts of pages that other code draws, which axe-core does not check: Swagger UI (the API
 #: docs) nests its buttons and draws grey on grey.
 NOT_OURS = {"/api/docs/": ["#swagger-ui"]}
-#: What axe-core still finds on a page, by rule: the duel pages refresh themselves with
-#: <meta http-equiv="refresh"> (the other pages follow <main data-refresh>, site.js).
-OWED = {"/tests/": {"meta-refresh"}, "/challenges/": {"meta-refresh"}}
 
 
 def accessibility_problems(page: Page, path: str) -> list[str]:
-    owed = next((rules for start, rules in OWED.items() if path.startswith(start)), set())
-    return [
-        found
-        for found in accessibility_violations(page, exclude=NOT_OURS.get(path))
-        if found.split(" ", 1)[0] not in owed
-    ]
+    return accessibility_violations(page, exclude=NOT_OURS.get(path))
 
 
 def visit(page: Page, url: str) -> list[str]:
@@ -209,6 +202,11 @@ def test_every_page_of_a_signed_in_owner_fits_the_screen_and_its_buttons_are_leg
 ) -> None:
     log_in(arena.owner)
     bot = "/bots/a-rather-long-bot-name-for-a-phone"
+    played, waiting = (
+        trials.create(arena.owner, upload(packed(BOTS / "random"), f"{name}.tar.gz"))
+        for name in ("played", "waiting")
+    )
+    assert trials.run(played.pk) == "played"
     paths = [
         "/",
         "/upload/",
@@ -226,6 +224,9 @@ def test_every_page_of_a_signed_in_owner_fits_the_screen_and_its_buttons_are_leg
         "/challenges/?mine=1",
         "/accounts/token/",
         "/accounts/bots/",
+        "/trials/",
+        f"/trials/{played.pk}/",
+        f"/trials/{waiting.pk}/",
     ]
     problems = visit_all(page, site, paths)
     assert not problems, "\n".join(problems)
