@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 import pytest
+from django.db import transaction
 from playwright.sync_api import expect
 
 import engine
@@ -117,3 +118,40 @@ def test_a_visitor_gets_no_log_panel_beside_the_board(page: Any, site: str, play
     expect(widget.locator(".yr-board")).to_be_visible()
     expect(widget.locator(".yr-log")).to_have_count(0)
     assert DIARY not in widget.inner_text()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_live_games_info_reaches_its_owners_panel_as_it_arrives_and_no_visitors(
+    page: Any, site: str, user: Any, other_user: Any, log_in: Any
+) -> None:
+    from tests.arena.games.test_live import play_some, running_match
+
+    mine = make_version(user, "live-white")
+    theirs = make_version(other_user, "live-black")
+    m, attempt = running_match((mine, theirs))
+    play_some(m, attempt, 2, info=True)
+    log_in(user)
+    page.goto(f"{site}/matches/{m.pk}/")
+    widget = page.locator(".yinsh-replay")
+    panel = widget.locator(".yr-log")
+    # The latest ply on the board is black's (not the owner's); the owner steps back to white's.
+    expect(widget.locator(".yr-slider")).to_have_value("2")
+    widget.get_by_role("button", name=re.compile("Previous")).click()
+    expect(panel.locator(".yr-log-info")).to_contain_text("SECRET-white-1")
+    # Moves played after the page opened reach it with their info (the same game, written
+    # again with three more plies: the same seed plays the same first two).
+    from arena.games.models import LiveMove
+
+    with transaction.atomic():
+        LiveMove.objects.filter(match=m).delete()
+        more = play_some(m, attempt, 5, info=True)
+    assert [p.color for p in more] == ["white", "black", "white", "black", "white"]
+    widget.get_by_role("button", name=re.compile("Last")).click()
+    expect(panel.locator(".yr-log-info")).to_contain_text("SECRET-white-5", timeout=20_000)
+    assert "SECRET-black" not in page.content()
+    # A visitor sees no panel and no info.
+    page.context.clear_cookies()
+    page.goto(f"{site}/matches/{m.pk}/")
+    expect(widget.locator(".yr-slider")).to_have_value("5")
+    expect(panel).to_have_count(0)
+    assert "SECRET-" not in page.content()
