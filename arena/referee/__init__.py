@@ -17,8 +17,10 @@ The public names are here; the modules behind them, one idea each:
 * :mod:`~arena.referee.conformance` (the protocol check of a bot), with
   :mod:`~arena.referee.checker` (the same check from the command line, no sandbox) and
   :mod:`~arena.referee.bundles` (``checkbot.pyz`` and the SDK's zip, made from these modules),
-  :mod:`~arena.referee.openings`, :mod:`~arena.referee.schedule` and
-  :mod:`~arena.referee.tournament` (openings, pairings, a local tournament);
+  :mod:`~arena.referee.openings`, :mod:`~arena.referee.schedule` (the round robin),
+  :mod:`~arena.referee.formats` (every competition format, round by round, with
+  :mod:`~arena.referee.matching` to pair a Swiss round) and :mod:`~arena.referee.tournament`
+  (openings, pairings, a local tournament);
 * :mod:`~arena.referee.errors`: the one base of the machine's failures.
 """
 
