@@ -135,6 +135,13 @@ TOPICS: tuple[Topic, ...] = (
         (Part("docs/duels.md"),),
     ),
     Topic(
+        "tournaments",
+        "Tournament formats",
+        "Round robin, double round robin, Swiss, gauntlet and knockout: pairing, colours, byes, "
+        "tie-breaks and the knockout's decider.",
+        (Part("docs/tournaments.md"),),
+    ),
+    Topic(
         "notifications",
         "Notifications",
         "Being told when a check, a test or a tournament finishes: the inbox, e-mail and "

@@ -51,6 +51,7 @@ def guide_root(settings: Any, tmp_path: Path) -> Path:
         "docs/rules.md",
         "docs/duels.md",
         "docs/notifications.md",
+        "docs/tournaments.md",
         "docs/position-json.md",
         "bots/README.md",
     ):
