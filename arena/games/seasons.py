@@ -368,20 +368,32 @@ def _frozen(season: Season, entries: list[SeasonEntry]) -> list[Division]:
     return [Division(n, rows) for n, rows in sorted(by_division.items())]
 
 
-def _live(season: Season, entries: list[SeasonEntry], *, until: dt.datetime) -> list[Division]:
-    """The standings of an open season's divisions from its games finished by ``until``."""
+def _live(
+    season: Season,
+    entries: list[SeasonEntry],
+    *,
+    until: dt.datetime,
+    bottom: int | None = None,
+    one_division: bool = False,
+) -> list[Division]:
+    """The standings of an open season's divisions from its games finished by ``until``:
+    those of ``entries``, every bot of the season or, with ``one_division``, those of one
+    division (whose games alone are read; ``bottom``, the season's last division, is then
+    needed)."""
     division = {e.bot_id: e.division for e in entries}
+    games = Match.objects.filter(
+        kind=Match.Kind.LADDER,
+        variant=season.variant,
+        status=Match.Status.FINISHED,
+        rated=True,
+        finished_at__gte=season.opened_at,
+        finished_at__lte=until,
+    )
+    if one_division:
+        games = games.filter(white__bot__in=list(division), black__bot__in=list(division))
     results: dict[int, list[tuple[int, int, str, int]]] = {}
     for white, black, result, n in (
-        Match.objects.filter(
-            kind=Match.Kind.LADDER,
-            variant=season.variant,
-            status=Match.Status.FINISHED,
-            rated=True,
-            finished_at__gte=season.opened_at,
-            finished_at__lte=until,
-        )
-        .order_by()
+        games.order_by()
         .values("white__bot_id", "black__bot_id", "result")
         .annotate(n=Count("id"))
         .values_list("white__bot_id", "black__bot_id", "result", "n")
@@ -393,7 +405,8 @@ def _live(season: Season, entries: list[SeasonEntry], *, until: dt.datetime) -> 
     members: dict[int, list[SeasonEntry]] = {}
     for e in entries:
         members.setdefault(e.division, []).append(e)
-    bottom = max(members, default=1)
+    if bottom is None:
+        bottom = max(members, default=1)
     out = []
     for number, group in sorted(members.items()):
         by_bot = {e.bot_id: e for e in group}
@@ -532,11 +545,16 @@ def bot_seasons(bot: Bot) -> tuple[list[BotSeason], list[SeasonEntry]]:
     for e in entries:
         if not e.season.is_open:
             continue
-        divisions = standings(e.season)
-        for division in divisions:
-            for row in division.rows:
-                if row.entry.bot_id == bot.pk:
-                    now.append(BotSeason(e.season, row, len(division.rows), len(divisions)))
+        # Its division's games only: a bot's page does not read the whole season's.
+        bottom = e.season.entries.aggregate(n=Max("division"))["n"] or 1
+        mates = list(
+            e.season.entries.filter(division=e.division)
+            .select_related("bot__owner")
+            .order_by("seed")
+        )
+        (division,) = _live(e.season, mates, until=timezone.now(), bottom=bottom, one_division=True)
+        (row,) = (r for r in division.rows if r.entry.bot_id == bot.pk)
+        now.append(BotSeason(e.season, row, len(division.rows), bottom))
     history = sorted(
         (e for e in entries if not e.season.is_open),
         key=lambda e: (e.season.closed_at or e.season.opened_at, e.season_id),

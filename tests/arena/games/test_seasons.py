@@ -311,9 +311,18 @@ def test_closing_promotes_the_top_and_relegates_the_bottom_of_each_division(
         [("b05", 4.0, "up"), ("b04", 1.0, "stay"), ("b03", 1.0, "down")],
         [("b08", 3.5, "up"), ("b06", 1.0, "stay"), ("b07", 0.5, "stay")],
     ]
+    # A bot's page reads its division's games only, and finds the same standing.
+    for number, rows in enumerate(live, 1):
+        for rank, (name, points, move) in enumerate(rows, 1):
+            (now,), history = seasons.bot_seasons(Bot.objects.get(name=name))
+            assert history == [] and (now.members, now.divisions) == (3, 3)
+            assert (now.row.entry.division, now.row.rank) == (number, rank)
+            assert (now.row.points, now.row.move) == (points, move)
     closed = seasons.close_season(season)
     assert closed.status == "closed" and closed.closed_at is not None
     assert table(closed) == live
+    ((), (entry,)) = seasons.bot_seasons(Bot.objects.get(name="b05"))
+    assert (entry.season, entry.rank, entry.move) == (closed, 1, "up")
     row = {e.bot.name: e for e in closed.entries.select_related("bot", "version")}
     assert (row["b08"].rank, row["b08"].wins, row["b08"].draws, row["b08"].losses) == (1, 3, 1, 0)
     assert row["b08"].version == b[8] and row["b08"].elo == 1600
