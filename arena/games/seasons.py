@@ -64,6 +64,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+S = Season.Status
 Move = SeasonEntry.Move
 CSV_TYPE = "text/csv; charset=utf-8"
 #: The longest name a season may have (:attr:`Season.name`).
@@ -283,6 +284,10 @@ def ladder_divisions(variant: str, bots: dict[int, int]) -> dict[int, int] | Non
     )
     newcomers = sorted(set(bots.values()) - set(seats))
     if newcomers:
+        # Wait for a close under way (it updates this row first): a seat is never added to a
+        # season whose standings are being written.
+        if not Season.objects.select_for_update().filter(pk=season.pk, status=S.OPEN).exists():
+            return None
         tail = season.entries.aggregate(division=Max("division"), seed=Max("seed"))
         bottom = tail["division"] or 1
         seed = tail["seed"] + 1 if tail["seed"] is not None else 0

@@ -78,7 +78,10 @@ class Command(BaseCommand):
             if season is None:
                 raise CommandError(f"there is no season {pk}")
         elif variant is not None:
-            season = Season.objects.filter(variant=variant).order_by("-status", "-number").first()
+            season = (
+                seasons.open_season_of(variant)
+                or Season.objects.filter(variant=variant).order_by("-number").first()
+            )
             if season is None:
                 raise CommandError(f"no season of {variant} yet")
         else:
