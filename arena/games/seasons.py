@@ -284,26 +284,29 @@ def ladder_divisions(variant: str, bots: dict[int, int]) -> dict[int, int] | Non
     )
     newcomers = sorted(set(bots.values()) - set(seats))
     if newcomers:
-        # Wait for a close under way (it updates this row first): a seat is never added to a
-        # season whose standings are being written.
-        if not Season.objects.select_for_update().filter(pk=season.pk, status=S.OPEN).exists():
-            return None
-        tail = season.entries.aggregate(division=Max("division"), seed=Max("seed"))
-        bottom = tail["division"] or 1
-        seed = tail["seed"] + 1 if tail["seed"] is not None else 0
-        now = timezone.now()
-        SeasonEntry.objects.bulk_create(
-            [
-                SeasonEntry(season=season, bot_id=b, division=bottom, seed=seed + k, joined_at=now)
-                for k, b in enumerate(newcomers)
-            ],
-            ignore_conflicts=True,
-        )
-        seats.update(
-            SeasonEntry.objects.filter(season=season, bot__in=newcomers).values_list(
-                "bot_id", "division"
+        with transaction.atomic():
+            # Wait for a close under way (it updates this row first): a seat is never added to a
+            # season whose standings are being written.
+            if not Season.objects.select_for_update().filter(pk=season.pk, status=S.OPEN).exists():
+                return None
+            tail = season.entries.aggregate(division=Max("division"), seed=Max("seed"))
+            bottom = tail["division"] or 1
+            seed = tail["seed"] + 1 if tail["seed"] is not None else 0
+            now = timezone.now()
+            SeasonEntry.objects.bulk_create(
+                [
+                    SeasonEntry(
+                        season=season, bot_id=b, division=bottom, seed=seed + k, joined_at=now
+                    )
+                    for k, b in enumerate(newcomers)
+                ],
+                ignore_conflicts=True,
             )
-        )
+            seats.update(
+                SeasonEntry.objects.filter(season=season, bot__in=newcomers).values_list(
+                    "bot_id", "division"
+                )
+            )
     return {version: seats[bot] for version, bot in bots.items()}
 
 
