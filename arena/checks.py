@@ -67,3 +67,47 @@ def check_throttle_rates(app_configs: Sequence[AppConfig] | None, **kwargs: obje
                 )
             )
     return errors
+
+
+@register()
+def check_season_settings(app_configs: Sequence[AppConfig] | None, **kwargs: object) -> list[Error]:
+    """The seasons' settings must make sense: a share from 0 to 1, divisions of two bots or
+    more, at least one bot going up and down, a positive interval between periodic checks."""
+    errors = []
+    if not 0.0 <= settings.SEASON_CROSS_SHARE <= 1.0:
+        errors.append(
+            Error(
+                f"ARENA_SEASON_CROSS_SHARE is {settings.SEASON_CROSS_SHARE}: a share of the "
+                "ladder's games, from 0 to 1.",
+                hint="Set it to 0.1 for a tenth of the games across the divisions' boundaries.",
+                id="arena.E004",
+            )
+        )
+    if settings.SEASON_DIVISION_SIZE < 2:
+        errors.append(
+            Error(
+                f"ARENA_SEASON_DIVISION_SIZE is {settings.SEASON_DIVISION_SIZE}: a division "
+                "holds at least 2 bots.",
+                hint="Set it to 2 or more (8 by default).",
+                id="arena.E005",
+            )
+        )
+    if settings.SEASON_MOVERS < 1:
+        errors.append(
+            Error(
+                f"ARENA_SEASON_MOVERS is {settings.SEASON_MOVERS}: at least 1 bot of a "
+                "division goes up and down at the end of a season.",
+                hint="Set it to 1 or more (2 by default).",
+                id="arena.E006",
+            )
+        )
+    if settings.SEASON_CHECK_INTERVAL_S < 1:
+        errors.append(
+            Error(
+                f"ARENA_SEASON_CHECK_INTERVAL is {settings.SEASON_CHECK_INTERVAL_S}: seconds "
+                "between two checks for seasons to close, at least 1.",
+                hint="Set it to 300 (the default) or so.",
+                id="arena.E007",
+            )
+        )
+    return errors

@@ -296,6 +296,14 @@ LADDER_VARIANTS = env_list("ARENA_LADDER_VARIANTS", list(engine.VARIANTS))
 LADDER_TIME_CONTROL = env_str("ARENA_LADDER_TIME_CONTROL", "10+0.1")
 #: At most this many ladder matches per variant are queued or running at once.
 LADDER_QUEUE_DEPTH = env_int("ARENA_LADDER_QUEUE_DEPTH", 3)
+#: Seasons of the ladder (arena.games.seasons): the share of ladder games that pair bots of
+#: adjacent divisions while a season is open (0 to 1); the bots per division, and how many go
+#: up and down at the end, of a season opened without saying; how often (seconds) a periodic
+#: check closes the seasons whose end date has passed.
+SEASON_CROSS_SHARE = env_float("ARENA_SEASON_CROSS_SHARE", 0.1)
+SEASON_DIVISION_SIZE = env_int("ARENA_SEASON_DIVISION_SIZE", 8)
+SEASON_MOVERS = env_int("ARENA_SEASON_MOVERS", 2)
+SEASON_CHECK_INTERVAL_S = env_int("ARENA_SEASON_CHECK_INTERVAL", 300)
 #: Ring placements drawn at random (seeded) before the bots take over, in ladder and tournament
 #: games (0: every game starts from the empty board). The two games of a pair, colours
 #: reversed, start from the same opening.
@@ -437,6 +445,7 @@ CELERY_BEAT_SCHEDULE: dict[str, BeatEntry] = {
     "ladder": _every("arena.games.tasks.schedule_ladder", LADDER_INTERVAL_S),
     "sweep": _every("arena.jobs.tasks.sweep", SWEEP_INTERVAL_S),
     "ratings": _every("arena.ratings.tasks.refresh_ratings", RATING_INTERVAL_S),
+    "seasons": _every("arena.games.tasks.close_ended_seasons", SEASON_CHECK_INTERVAL_S),
 }
 
 # The embedded defaults keep the databases under VAR_DIR: make sure it exists (the bot store

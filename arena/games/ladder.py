@@ -3,8 +3,9 @@ version only in the variants it declares.
 
 The periodic ``schedule_ladder`` task tops each variant up to ``LADDER_QUEUE_DEPTH`` matches
 queued or running, in pairs of games with the colours reversed from one opening;
-:func:`schedule_variant` chooses who plays whom. The waiting ladder matches of withdrawn bots
-and retired versions are cancelled by :mod:`arena.games.receivers`.
+:func:`schedule_variant` chooses who plays whom: within divisions while a season of the variant
+is open (:mod:`arena.games.seasons`). The waiting ladder matches of withdrawn bots and retired
+versions are cancelled by :mod:`arena.games.receivers`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from arena.bots.models import Bot, BotVersion, playing
-from arena.games import reliability, services
+from arena.games import reliability, seasons, services
 from arena.games.models import Match
 from arena.jobs import claims
 from arena.ratings.models import PairStats, Rating
@@ -49,9 +50,12 @@ def schedule_variant(
     recent games are good again, :mod:`arena.games.reliability`). The player with the fewest
     games (counting its games in flight) plays first; its opponent is the one whose rating is
     closest, weighed against how many games that one has, among the versions of other owners
-    (the same owner's other bots only when nobody else is there). Each pairing is two matches
-    with the colours reversed, from the same seed and opening (``OPENING_PLIES`` ring
-    placements drawn with that seed), so that neither side profits from an easy start.
+    (the same owner's other bots only when nobody else is there). While a season of the variant
+    is open, that opponent comes from the first player's division, or, for a share
+    ``SEASON_CROSS_SHARE`` of the pairings, from the division next to it (:func:`_opponents`).
+    Each pairing is two matches with the colours reversed, from the same seed and opening
+    (``OPENING_PLIES`` ring placements drawn with that seed), so that neither side profits from
+    an easy start.
     """
     rng = rng or random.Random()
     depth = settings.LADDER_QUEUE_DEPTH if depth is None else depth
@@ -64,17 +68,21 @@ def schedule_variant(
         in_flight = flying.count()
         if in_flight >= depth:
             return []
-        owners = dict(
+        found = list(
             BotVersion.objects.filter(
                 playing(variant),
                 reliability.paused_versions(variant),
                 status=BotVersion.Status.ACTIVE,
                 bot__status=Bot.Status.ACTIVE,
-            ).values_list("pk", "bot__owner_id")
+            ).values_list("pk", "bot__owner_id", "bot_id")
         )
+        owners = {pk: owner for pk, owner, _ in found}
+        bots = {pk: bot for pk, _, bot in found}
         players = sorted(owners)
         if len(players) < 2:
             return []
+        division = seasons.ladder_divisions(variant, bots)
+        share = settings.SEASON_CROSS_SHARE
         elo: dict[int, float] = {}
         games: Counter[int] = Counter()
         for vid, e, g in Rating.objects.filter(variant=variant, version__in=players).values_list(
@@ -93,9 +101,12 @@ def schedule_variant(
             load = {v: games[v] + busy[v] for v in players}
             lightest = min(load.values())
             a = rng.choice([v for v in players if load[v] == lightest])
-            others = [v for v in players if owners[v] != owners[a]] or [
-                v for v in players if v != a
-            ]
+            if division is None:
+                others = [v for v in players if owners[v] != owners[a]] or [
+                    v for v in players if v != a
+                ]
+            else:
+                others = _opponents(a, players, owners, division, share, rng)
             scale = max(1.0, sum(load.values()) / len(load))
             ea = elo.get(a, default_elo)
             # Rating distance (200 Elo counts as much as an average load) plus load; ties at
@@ -123,6 +134,33 @@ def schedule_variant(
             busy[b] += 2
             in_flight += 2
     return created
+
+
+def _opponents(
+    a: int,
+    players: list[int],
+    owners: dict[int, int],
+    division: dict[int, int],
+    share: float,
+    rng: random.Random,
+) -> list[int]:
+    """Whom ``a`` may meet while a season is open: the players of its division; with the
+    probability ``share``, those of the nearest divisions around it instead (the adjacent ones,
+    unless nobody plays there). Other owners' bots first: those of the chosen group, else of the
+    other group; the same owner's only when there are no others. A player alone in its division
+    meets those of the nearest divisions."""
+    mine = division[a]
+    same = [v for v in players if v != a and division[v] == mine]
+    gaps = {abs(division[v] - mine) for v in players if division[v] != mine}
+    near = [v for v in players if gaps and abs(division[v] - mine) == min(gaps)]
+    first, second = same, near
+    if near and (not same or rng.random() < share):
+        first, second = near, same
+    for group in (first, second):
+        theirs = [v for v in group if owners[v] != owners[a]]
+        if theirs:
+            return theirs
+    return first or second
 
 
 def _colours(

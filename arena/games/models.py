@@ -1,4 +1,5 @@
-"""Matches, their records, their live moves, and the watch on versions that fail often.
+"""Matches, their records, their live moves, the watch on versions that fail often, and the
+ladder's seasons with their divisions.
 
 The life of a :class:`Match`: PENDING (a tournament's or a duel's, waiting for its turn) ->
 QUEUED (a task is on its way) -> RUNNING (claimed by one worker, which writes a heartbeat) ->
@@ -18,7 +19,7 @@ from django.db.models import Q
 from django.urls import reverse
 from django.utils import timezone
 
-from arena.bots.models import BotVersion, Variant
+from arena.bots.models import Bot, BotVersion, Variant
 from arena.games.signals import match_closed
 from arena.jobs import limits
 from arena.jobs.models import ClaimedWork
@@ -263,3 +264,129 @@ class FailureAlert(models.Model):
     @property
     def rate(self) -> float:
         return self.failures / self.games if self.games else 0.0
+
+
+class Season(models.Model):
+    """A season of one variant's ladder (:mod:`arena.games.seasons`): while it is open the
+    ladder pairs bots within their divisions; once closed its final standings are kept as they
+    were (:class:`SeasonEntry`). At most one season of a variant is open at a time."""
+
+    class Status(models.TextChoices):
+        OPEN = "open", "open"
+        CLOSED = "closed", "closed"
+
+    variant = models.CharField(max_length=10, choices=Variant.choices)
+    #: Its number among the variant's seasons (1 for the first).
+    number = models.PositiveIntegerField()
+    #: What the operator called it (empty: "<Variant> season <number>").
+    name = models.CharField(max_length=80, blank=True)
+    status = models.CharField(max_length=6, choices=Status.choices, default=Status.OPEN)
+    #: Bots per division when it opened; the last division takes the rest.
+    division_size = models.PositiveSmallIntegerField()
+    #: How many bots of each division go up, and how many go down, when it closes.
+    movers = models.PositiveSmallIntegerField()
+    #: The season its divisions came from (promotions and relegations applied); None: they
+    #: were made by rating.
+    previous = models.ForeignKey("self", models.SET_NULL, null=True, blank=True, related_name="+")
+    opened_at = models.DateTimeField(default=timezone.now)
+    #: Its last day (UTC): the periodic check closes it once that day is over. None: when the
+    #: operator closes it.
+    ends_on = models.DateField(null=True, blank=True)
+    closed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-opened_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["variant"], condition=Q(status="open"), name="season_one_open"
+            ),
+            models.UniqueConstraint(fields=["variant", "number"], name="season_number_unique"),
+            models.CheckConstraint(
+                condition=Q(status__in=["open", "closed"]), name="season_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(division_size__gte=2), name="season_division_size_valid"
+            ),
+            models.CheckConstraint(condition=Q(movers__gte=1), name="season_movers_valid"),
+            # A closed season says when it closed; an open one has not.
+            models.CheckConstraint(
+                condition=(Q(status="closed") & Q(closed_at__isnull=False))
+                | (Q(status="open") & Q(closed_at__isnull=True)),
+                name="season_closed_at_iff_closed",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+    def get_absolute_url(self) -> str:
+        return reverse("season", args=[self.pk])
+
+    @property
+    def title(self) -> str:
+        return self.name or f"{Variant(self.variant).label} season {self.number}"
+
+    @property
+    def is_open(self) -> bool:
+        return self.status == self.Status.OPEN
+
+
+class SeasonEntry(models.Model):
+    """A bot's seat in a season: its division (1 is the top), and once the season closed, its
+    final standing there, frozen: later games change nothing of it."""
+
+    class Move(models.TextChoices):
+        UP = "up", "promoted"
+        STAY = "stay", "stayed"
+        DOWN = "down", "relegated"
+
+    season = models.ForeignKey(Season, models.CASCADE, related_name="entries")
+    #: A bot that took part in a season is kept (withdrawn, not deleted), as one that played.
+    bot = models.ForeignKey(Bot, models.PROTECT, related_name="season_entries")
+    division = models.PositiveSmallIntegerField()
+    #: Its place in the order the season was made in (the standings' last tie-break).
+    seed = models.PositiveIntegerField()
+    joined_at = models.DateTimeField(default=timezone.now)
+
+    # Frozen when the season closes (null or zero before).
+    #: The bot's version then: its active one, else its newest that passed its check.
+    version = models.ForeignKey(
+        BotVersion, models.PROTECT, null=True, blank=True, related_name="season_entries"
+    )
+    rank = models.PositiveIntegerField(null=True, blank=True)
+    wins = models.PositiveIntegerField(default=0)
+    draws = models.PositiveIntegerField(default=0)
+    losses = models.PositiveIntegerField(default=0)
+    #: The Sonneborn-Berger score within its division (the first tie-break).
+    tiebreak = models.FloatField(default=0.0)
+    #: That version's rating in the variant then (None: not rated).
+    elo = models.FloatField(null=True, blank=True)
+    move = models.CharField(max_length=4, choices=Move.choices, blank=True)
+
+    class Meta:
+        verbose_name_plural = "season entries"
+        ordering = ["season", "division", "rank", "seed"]
+        constraints = [
+            models.UniqueConstraint(fields=["season", "bot"], name="seasonentry_unique"),
+            models.CheckConstraint(condition=Q(division__gte=1), name="seasonentry_division"),
+            models.CheckConstraint(
+                condition=Q(move__in=["", "up", "stay", "down"]), name="seasonentry_move_valid"
+            ),
+        ]
+        indexes = [models.Index(fields=["bot", "season"], name="seasonentry_bot_idx")]
+
+    def __str__(self) -> str:
+        return f"{self.bot} in division {self.division} of {self.season}"
+
+    @property
+    def games(self) -> int:
+        return self.wins + self.draws + self.losses
+
+    @property
+    def points(self) -> float:
+        return self.wins + self.draws / 2
+
+    @property
+    def next_division(self) -> int:
+        """Its division in the next season, as its move says."""
+        return self.division + {"up": -1, "down": 1}.get(self.move, 0)

@@ -19,8 +19,8 @@ from django.utils.safestring import SafeString
 import engine
 from arena.bots import services as bots
 from arena.bots.models import Bot, BotVersion, Variant
-from arena.games import privacy, reliability
-from arena.games.models import Match, MatchRecord
+from arena.games import privacy, reliability, seasons
+from arena.games.models import Match, MatchRecord, SeasonEntry
 from arena.ratings.models import Rating, RatingPoint
 from arena.referee.jsontypes import JSONObject
 from arena.referee.outcomes import COUNTED
@@ -151,11 +151,16 @@ class BotPage(Page):
     manager: bool
     #: A version is waiting for its check or being checked (the page refreshes itself).
     checking: bool
+    #: Its division in each open season of the ladder, with its standing there so far.
+    divisions: list[seasons.BotSeason]
+    #: Its final standing in each closed season it took part in, the latest first.
+    season_history: list[SeasonEntry]
 
 
 def bot_page(bot: Bot, user: Viewer) -> BotPage:
     """A bot's page as ``user`` sees it: its versions with their ratings, failures and check
-    reports (these to its owner), its rating history and its latest matches."""
+    reports (these to its owner), its divisions in the ladder's seasons, its rating history and
+    its latest matches."""
     versions = list(bot.versions.order_by("-number"))
     ratings = _ratings(versions)
     manager = bots.can_manage(user, bot)
@@ -167,6 +172,7 @@ def bot_page(bot: Bot, user: Viewer) -> BotPage:
     failing = [
         (v, row) for v in versions if v == playing for row in stats.get(v.pk, []) if row.failing
     ]
+    now, history = seasons.bot_seasons(bot)
     return BotPage(
         bot=bot,
         active=active,
@@ -189,6 +195,8 @@ def bot_page(bot: Bot, user: Viewer) -> BotPage:
         recent=_recent([v.pk for v in versions]),
         manager=manager,
         checking=any(v.status in (v.Status.PENDING, v.Status.CHECKING) for v in versions),
+        divisions=now,
+        season_history=history,
     )
 
 

@@ -30,7 +30,7 @@ import engine
 from arena.bots import services as bots
 from arena.bots.models import Bot, BotVersion, Variant, describe_variants
 from arena.core.throttles import Throttled
-from arena.games import downloads, filters, headtohead, live, privacy, reliability
+from arena.games import downloads, filters, headtohead, live, privacy, reliability, seasons
 from arena.games.models import Match, MatchRecord
 from arena.games.replay import replay_frames
 from arena.notifications import services as notifications
@@ -153,6 +153,7 @@ def leaderboard(request: HttpRequest, variant: str = "yinsh") -> HttpResponse:
             "anchor": settings.RATING_ANCHOR_BOT,
             "anchor_elo": settings.RATING_ANCHOR_ELO,
             "provisional_games": settings.RATING_PROVISIONAL_GAMES,
+            "season": seasons.open_season_of(variant),
         },
     )
 

@@ -32,8 +32,9 @@ from arena.bots import store
 from arena.bots.models import Bot, BotVersion
 from arena.duels import services as duels
 from arena.duels.models import Duel
+from arena.games import seasons
 from arena.games import services as games
-from arena.games.models import Match
+from arena.games.models import Match, Season
 from arena.jobs import claims
 from arena.ratings import services as ratings
 from arena.tournaments import services as tournaments
@@ -97,6 +98,7 @@ class Arena:
     tournaments: list[int]
     duels: list[int]
     own_versions: list[int]
+    seasons: list[int]
 
     def targets(self, path: str) -> tuple[str, list[Any]] | None:
         for prefix, key, values in (
@@ -105,6 +107,7 @@ class Arena:
             ("/api/matches/{id}", "id", self.matches),
             ("/api/tournaments/{id}", "id", self.tournaments),
             ("/api/duels/{id}", "id", self.duels),
+            ("/api/seasons/{id}", "id", self.seasons),
         ):
             if path.startswith(prefix):
                 return key, values
@@ -116,7 +119,8 @@ def arena(user: Any, other_user: Any, anchor: BotVersion) -> Arena:
     """alice (the token's user) owns ``alpha`` (an active version that played, a pending and a
     rejected one) and a withdrawn bot; bob owns ``beta``; a finished match with its record, an
     aborted and a queued one; ratings fitted; alice's tournament (one game finished), bob's, and
-    a cancelled one; alice's test (running) and bob's challenge of alpha (cancelled)."""
+    a cancelled one; alice's test (running) and bob's challenge of alpha (cancelled); a Yinsh
+    season closed, the next one open."""
     alpha = make_version(user, "alpha")
     make_version(user, "alpha", status=BotVersion.Status.PENDING)
     rejected = make_version(user, "alpha", status=BotVersion.Status.REJECTED)
@@ -153,6 +157,9 @@ def arena(user: Any, other_user: Any, anchor: BotVersion) -> Arena:
     test = duels.start_test(user, alpha, anchor, variant="yinsh", elo0=0, elo1=50)
     challenge = duels.start_challenge(other_user, beta, alpha, variant="blitz", games=2)
     duels.cancel(other_user, challenge)
+    closed = seasons.open_season("yinsh", division_size=2, movers=1)
+    seasons.close_season(closed)
+    season = seasons.open_season("yinsh", division_size=2, movers=1)
     return Arena(
         token=Token.objects.create(user=user).key,
         bots=["alpha", "beta", "random", "gone"],
@@ -161,6 +168,7 @@ def arena(user: Any, other_user: Any, anchor: BotVersion) -> Arena:
         tournaments=[mine.pk, theirs.pk, over.pk],
         duels=[test.pk, challenge.pk],
         own_versions=[alpha.pk, anchor.pk, beta.pk],
+        seasons=[closed.pk, season.pk],
     )
 
 
@@ -188,6 +196,7 @@ def state() -> tuple[Any, ...]:
         list(Match.objects.order_by("pk").values_list("pk", "status")),
         list(Tournament.objects.order_by("pk").values_list("pk", "status")),
         list(Duel.objects.order_by("pk").values_list("pk", "status")),
+        list(Season.objects.order_by("pk").values_list("pk", "status", "name")),
         Entry.objects.count(),
         list(Token.objects.order_by("pk").values_list("key", flat=True)),
         files,

@@ -18,6 +18,7 @@ import engine
 from arena.admission import trials
 from arena.bots.models import BotVersion
 from arena.duels import services as duels
+from arena.games import seasons
 from arena.games import services as games
 from arena.games.models import Match
 from arena.jobs import claims
@@ -76,7 +77,8 @@ def finish(match: Match, seed: int) -> None:
 @dataclass
 class Arena:
     """A site with something on every page: bots of two owners, a rated ladder game, a
-    tournament under way, a test and a challenge."""
+    tournament under way, a test and a challenge, a season of the ladder closed and the next
+    one open."""
 
     owner: Any
     rival: Any
@@ -84,6 +86,8 @@ class Arena:
     tournament: Tournament
     test: int
     challenge: int
+    closed_season: int
+    open_season: int
 
 
 @pytest.fixture
@@ -114,7 +118,24 @@ def arena(user: Any, other_user: Any, anchor: BotVersion) -> Arena:
     retired = BotVersion.objects.get(bot=mine.bot, number=1)
     test = duels.start_test(user, mine, retired, variant="yinsh")
     challenge = duels.start_challenge(other_user, theirs, mine, variant="yinsh", games=4)
-    return Arena(user, other_user, Match.objects.get(pk=match.pk), cup, test.pk, challenge.pk)
+    # Games within the divisions (by rating: random and mine on top, the others below), then
+    # within the next season's.
+    first = seasons.open_season("yinsh", division_size=2, movers=1)
+    finish(queued_match(mine, anchor, variant="yinsh"), 4)
+    finish(queued_match(theirs, longest, variant="yinsh"), 5)
+    seasons.close_season(first)
+    second = seasons.open_season("yinsh", division_size=2, movers=1)
+    finish(queued_match(longest, mine, variant="yinsh"), 6)
+    return Arena(
+        user,
+        other_user,
+        Match.objects.get(pk=match.pk),
+        cup,
+        test.pk,
+        challenge.pk,
+        first.pk,
+        second.pk,
+    )
 
 
 #: Parts of pages that other code draws, which axe-core does not check: Swagger UI (the API
@@ -177,6 +198,9 @@ def test_every_public_page_fits_the_screen_and_its_buttons_are_legible(
         f"/tournaments/{arena.tournament.pk}/games/",
         "/head-to-head/?a=runner&b=a-rather-long-bot-name-for-a-phone&variant=yinsh",
         "/archive/",
+        "/seasons/",
+        f"/seasons/{arena.closed_season}/",
+        f"/seasons/{arena.open_season}/",
         "/accounts/password/reset/",
         "/accounts/password/reset/sent/",
         "/accounts/password/reset/done/",
