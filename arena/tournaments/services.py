@@ -665,9 +665,10 @@ def gauntlet(tournament: Tournament, table: list[Standing]) -> Gauntlet | None:
 @dataclass
 class Tie:
     """A knockout pairing as pages show it (:class:`arena.referee.formats.Tie`, with entries):
-    the higher seed and the lower (None: a bye), each one's points, the tie-break
-    mini-matches played, the winner once decided and how (``bye``, ``games``, ``tie-break``,
-    ``decider``: the higher seed, the tie-breaks all level)."""
+    the higher seed and the lower (None: a bye), each one's points in its finished games
+    (tie-breaks included), the games made, the tie-break mini-matches made, the winner once
+    decided and how (``bye``, ``games``, ``tie-break``, ``decider``: the higher seed, the
+    tie-breaks all level)."""
 
     high: Entry
     low: Entry | None
@@ -715,6 +716,16 @@ def bracket(tournament: Tournament) -> Bracket | None:
     ev = event(tournament)
     total = ev.spec.round_count
     known = ev.bracket()
+
+    def points(t: formats.Tie) -> tuple[float, float]:
+        # The points of its finished games (the core's count only once all are finished).
+        high = [
+            stats.points(ev.results[g.number], "white" if g.white == t.high else "black")
+            for g in t.games
+            if g.number in ev.results
+        ]
+        return sum(high), len(high) - sum(high)
+
     out = []
     for number in range(1, total + 1):
         ties: list[Tie | None] = [None] * (formats.knockout_size(len(entries)) >> number)
@@ -723,7 +734,7 @@ def bracket(tournament: Tournament) -> Bracket | None:
                 Tie(
                     entries[t.high],
                     entries[t.low] if t.low is not None else None,
-                    t.points,
+                    points(t),
                     len(t.games),
                     t.tiebreaks,
                     entries[t.winner] if t.winner is not None else None,
@@ -761,11 +772,7 @@ def describe(tournament: Tournament) -> str:
     if tournament.format == F.GAUNTLET:
         seed = tournament.entries.select_related("version__bot").get(seed=1)
         return f"gauntlet of {seed.version.label}, mini-matches of {games}"
-    return (
-        f"knockout, {rounds} round{'s' if rounds != 1 else ''}, mini-matches of {games} (a "
-        f"level tie plays up to {tournament.max_tiebreaks} tie-breaks of 2 games, then the "
-        "higher seed goes through)"
-    )
+    return f"knockout, {rounds} round{'s' if rounds != 1 else ''}, mini-matches of {games}"
 
 
 # ----------------------------------------------------------------------------- archive

@@ -247,6 +247,11 @@ def test_a_knockout_gives_byes_breaks_ties_and_crowns_a_champion(user: Any) -> N
         finish_one(m, "white")
     tiebreak = list(t.matches.filter(tiebreak__gt=0).order_by("pk"))
     assert [m.round_label for m in tiebreak] == ["1.1", "1.2"]
+    drawn = services.bracket(t)
+    assert drawn is not None
+    under_way = drawn.rounds[0].ties[1]
+    assert under_way is not None and under_way.winner is None
+    assert (under_way.points, under_way.games, under_way.tiebreaks) == ((1.0, 1.0), 4, 1)
     assert tiebreak[0].opening == tiebreak[1].opening  # a leg of its own
     assert tiebreak[0].white_id == first[0].white_id  # the higher seed White first
     low = tiebreak[0].black_id
