@@ -122,15 +122,21 @@ def build_bot(spec: BotSpec, builder: Builder, write: Callable[[str], object]) -
     return built.spec
 
 
-def built_jobs(jobs: Sequence[Job], builder: Builder, write: Callable[[str], object]) -> list[Job]:
-    """``jobs`` with every bot built (once each) before the first game starts."""
-    ready: dict[tuple[str, bool], BotSpec] = {}
+def built_jobs(
+    jobs: Sequence[Job],
+    builder: Builder,
+    write: Callable[[str], object],
+    ready: dict[tuple[str, bool], BotSpec] | None = None,
+) -> list[Job]:
+    """``jobs`` with every bot built (once each) before the first game starts. ``ready`` keeps
+    the bots built across calls (a tournament's rounds), so that each is built once."""
+    built: dict[tuple[str, bool], BotSpec] = {} if ready is None else ready
 
     def runnable(spec: BotSpec) -> BotSpec:
         key = (spec.digest, spec.trusted)
-        if key not in ready:
-            ready[key] = build_bot(spec, builder, write)
-        return ready[key]
+        if key not in built:
+            built[key] = build_bot(spec, builder, write)
+        return built[key]
 
     return [
         dataclasses.replace(

@@ -25,7 +25,13 @@ The formats (``docs/tournaments.md`` tells their rules to players):
   bottom half of a score group, the last ones floating down), never twice, in a mini-match of
   ``games`` games. With an odd count, one player has a bye (the points of a won mini-match).
   At most :func:`max_swiss_rounds` rounds: in that many, whatever the results, a pairing that
-  repeats nobody always exists.
+  repeats nobody always exists. What a Swiss guarantees, round after round: no pairing is
+  repeated; each player plays once per round or has the bye; nobody has two byes, and the bye
+  goes to the lowest-ranked player (by points, then seed) without one for whom the others can
+  still be paired without a repeat; with an even ``games`` every player has as many Whites as
+  Blacks, with an odd one every player's Whites and Blacks differ by at most one after the round
+  whenever some pairing of the others without a repeat allows it (that comes before the score
+  groups, after the bye).
 * **gauntlet**: the seed (player 0) against each other player in turn, ``games`` games each; all
   the rounds are known at once.
 * **knockout**: a bracket of mini-matches of ``games`` games (an even number: each player has

@@ -1,20 +1,25 @@
-"""Running many games: a round-robin tournament, K games at once, files, interruption and resume.
+"""Running many games: a tournament in any format, K games at once, files, interruption and resume.
 
 :func:`run_games` plays a list of :class:`Job` (one game each) on a thread pool, writes each
 finished game's record and transcript, and reports each result as it comes; setting its
 ``cancel`` event aborts the running games (not counted) and starts no more. The ``match`` and
 ``tournament`` commands are built on it.
 
-:class:`Tournament` is a round-robin of ``rounds`` rounds: in each, every pair of players meets
-twice, once with each colour and from the same opening (``plies`` ring placements), which is
-two cycles of the one scheduler, :func:`arena.referee.schedule.round_robin`
+:class:`Tournament` plays a format of :mod:`arena.referee.formats` (round robin, double round
+robin, Swiss, gauntlet, knockout) between local bots: the format makes its rounds
+(:meth:`Tournament.advance`), a round robin's or a gauntlet's all at once, a Swiss's or a
+knockout's each once the one before is finished. A round robin of ``rounds`` rounds has every
+pair meet twice per round, once with each colour and from the same opening (``plies`` ring
+placements): two cycles of the one scheduler, :func:`arena.referee.schedule.round_robin`
 (``games_per_pair = 2 * rounds``)::
 
     >>> [(p.white, p.black) for p in round_robin(3, games_per_pair=2)]
     [(1, 2), (2, 0), (0, 1), (2, 1), (0, 2), (1, 0)]
 
-Its state (players, settings, finished games) is saved in ``DIR/tournament.json`` after every
-game, so that an interrupted tournament resumes where it stopped.
+Each game's record names its round (``[Round "2"]``, a knockout's tie-break game ``2.1``).
+The state (players, settings, the rounds made with their byes, finished games) is saved in
+``DIR/tournament.json`` after every game, so that an interrupted tournament resumes where it
+stopped.
 """
 
 from __future__ import annotations
@@ -34,30 +39,35 @@ from typing import Any
 import engine
 from arena import stats
 from arena.referee.bots import BotError, BotSpec
+from arena.referee.formats import Event, Format, FormatError, FormatSpec, Game, Round, Tie
 from arena.referee.game import GameConfig, GameResult, TimeControl
 from arena.referee.match import Referee, RefereeError
 from arena.referee.openings import opening
-from arena.referee.schedule import Pairing, ScheduleError, round_robin
+from arena.referee.schedule import round_robin
 
 __all__ = [
+    "DEFAULT_GAMES",
     "STATE_FILE",
     "FinishedGame",
     "Job",
-    "Pairing",
     "Tournament",
     "TournamentError",
+    "bracket_text",
     "cross_table",
     "format_elo",
+    "gauntlet_table",
     "rating_table",
     "round_robin",
     "run_games",
+    "swiss_table",
     "write_game",
 ]
 
 #: The tournament's state file inside its output folder.
 STATE_FILE = "tournament.json"
-# 2: games numbered by the one scheduler (arena.referee.schedule), round after circle round.
-_STATE_VERSION = 2
+# 2: games numbered by the one scheduler (arena.referee.schedule), round after circle round;
+# 3: any format, with the rounds it made (games and byes) and its settings.
+_STATE_VERSION = 3
 
 
 # ----------------------------------------------------------------------------- one game each
@@ -204,12 +214,31 @@ class TournamentError(ValueError):
     """A tournament that cannot be started or resumed as asked; the message says why."""
 
 
-# ----------------------------------------------------------------------------- round-robin
+# ----------------------------------------------------------------------------- tournaments
+
+#: The formats of the local command, and the games of a pairing each plays unless told: a
+#: round robin's pairs meet twice per round (a double round robin's twice as well: once per
+#: cycle), the other formats' mini-matches are colour-reversed pairs of games.
+DEFAULT_GAMES = {
+    Format.ROUND_ROBIN: 2,
+    Format.DOUBLE_ROUND_ROBIN: 1,
+    Format.SWISS: 2,
+    Format.GAUNTLET: 2,
+    Format.KNOCKOUT: 2,
+}
 
 
 @dataclass
 class Tournament:
-    """A round-robin's settings, schedule and finished games, saved in ``out/tournament.json``."""
+    """A tournament's settings, rounds and finished games, saved in ``out/tournament.json``.
+
+    ``format`` is one of :class:`arena.referee.formats.Format`. ``rounds``: a round robin's
+    repetitions (every pair meets ``match_games`` times in each), a Swiss's rounds, 1 for the
+    others. ``match_games``: a round robin's games per pair and round (2 by default; a double
+    round robin's are doubled), the other formats' games per mini-match (0: the format's
+    default, :data:`DEFAULT_GAMES`). ``max_tiebreaks``: a knockout's tie-break mini-matches
+    before the decider. The players are seeded in their order.
+    """
 
     out: Path
     players: list[BotSpec]
@@ -220,6 +249,9 @@ class Tournament:
     #: Ring placements of each game's opening (0: the empty board).
     plies: int = 0
     games: dict[int, FinishedGame] = field(default_factory=dict)
+    format: str = Format.ROUND_ROBIN.value
+    match_games: int = 0
+    max_tiebreaks: int = 2
 
     def __post_init__(self) -> None:
         engine.variant(self.variant)
@@ -229,31 +261,76 @@ class Tournament:
         except BotError as e:
             raise TournamentError(str(e)) from None
         self.names = _unique_names(self.players)
+        try:
+            fmt = Format(self.format)
+        except ValueError:
+            known = ", ".join(f.value for f in Format)
+            raise TournamentError(
+                f"unknown format {self.format!r}; the formats are {known}"
+            ) from None
+        self.format = fmt.value
+        self.match_games = self.match_games or DEFAULT_GAMES[fmt]
         if self.rounds < 1:
             raise TournamentError("a tournament needs at least one round")
+        if self.rounds != 1 and fmt in (Format.GAUNTLET, Format.KNOCKOUT):
+            raise TournamentError(
+                f"--rounds is for round robins and a Swiss; a {fmt}'s rounds follow from its "
+                "players"
+            )
         try:
-            self.schedule: list[Pairing] = round_robin(len(self.players), 2 * self.rounds)
-        except ScheduleError as e:
-            raise TournamentError(str(e)) from None
-        try:
-            self.openings = self._draw_openings()
+            self.spec = FormatSpec(
+                fmt,
+                len(self.players),
+                self.match_games * (1 if fmt is Format.SWISS else self.rounds),
+                self.rounds if fmt is Format.SWISS else None,
+                self.max_tiebreaks,
+            )
+            self._event = Event(self.spec)
+            opening(self.variant, 0, self.plies)  # refuse impossible plies before anything
         except ValueError as e:
             raise TournamentError(str(e)) from None
+        #: Each game's opening, drawn when its round is made.
+        self.openings: dict[int, tuple[str, ...]] = {}
+        self._make()  # the first round (a round robin's or a gauntlet's every round)
 
     def game_seed(self, number: int) -> int:
         """The seed given to the bots in game ``number``."""
         return self.seed * 1_000_003 + number
 
-    def _draw_openings(self) -> dict[int, tuple[str, ...]]:
-        """Each game's opening: the two games of a pair with the colours reversed share one,
-        drawn with the seed of the first of them (:attr:`Pairing.leg`)."""
-        first: dict[tuple[int, int, int], int] = {}
-        for p in self.schedule:
-            first.setdefault(p.leg, p.number)
-        return {
-            p.number: opening(self.variant, self.game_seed(first[p.leg]), self.plies)
-            for p in self.schedule
-        }
+    @property
+    def schedule(self) -> list[Game]:
+        """The games made so far (a round robin's or a gauntlet's are all made at once)."""
+        return self.event.games
+
+    @property
+    def event(self) -> Event:
+        """The format's rounds and the results of the finished games (:attr:`games`)."""
+        for number, game in self.games.items():
+            if self._event.results.get(number) != game.result:
+                self._event.record(number, game.result)
+        return self._event
+
+    def advance(self) -> list[Round]:
+        """Make the rounds that can be made now (:meth:`arena.referee.formats.Event.advance`:
+        a Swiss's or a knockout's next once the games before are finished), draw their games'
+        openings and save the state; return the rounds made."""
+        made = self._make()
+        if made:
+            self.save()
+        return made
+
+    def _make(self) -> list[Round]:
+        made = self.event.advance()
+        for r in made:
+            for g in r.games:
+                # The games of a leg share the opening drawn with the seed of its first game.
+                self.openings[g.number] = opening(self.variant, self.game_seed(g.leg), self.plies)
+        return made
+
+    def playing(self) -> list[Round]:
+        """The rounds (or a knockout round's tie-breaks) with games still to play."""
+        pending = {g.number for g in self.event.pending()}
+        return [r for r in self.event.rounds if any(g.number in pending for g in r.games)]
 
     # ------------------------------------------------------------------------- state
 
@@ -264,9 +341,12 @@ class Tournament:
     def to_json(self) -> dict[str, Any]:
         return {
             "version": _STATE_VERSION,
+            "format": self.format,
             "variant": self.variant,
             "time": str(self.time),
             "rounds": self.rounds,
+            "match_games": self.match_games,
+            "max_tiebreaks": self.max_tiebreaks,
             "seed": self.seed,
             "plies": self.plies,
             # Kept so that a resumed run plays the very openings the first run drew.
@@ -275,6 +355,8 @@ class Tournament:
                 {"name": n, "path": str(p.path), "digest": p.digest, "trusted": p.trusted}
                 for n, p in zip(self.names, self.players, strict=True)
             ],
+            # The rounds as the format made them, byes included.
+            "schedule": [r.to_json() for r in self.event.rounds],
             "games": [asdict(g) for g in sorted(self.games.values(), key=lambda g: g.number)],
         }
 
@@ -284,7 +366,8 @@ class Tournament:
 
     @classmethod
     def load(cls, out: Path, *, trusted: bool | None = None) -> Tournament:
-        """Read a saved tournament; its bots must still be there, unchanged."""
+        """Read a saved tournament; its bots must still be there, unchanged. A round robin saved
+        by the version before formats (2) is read as a round robin."""
         path = out / STATE_FILE
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
@@ -299,7 +382,7 @@ class Tournament:
                 "numbered its games in another order: finish it with that version, or start "
                 "the tournament again in another folder"
             )
-        if version != _STATE_VERSION:
+        if version not in (2, _STATE_VERSION):
             raise TournamentError(f"{path}: unknown state version {version!r}")
         players = []
         for p in data["players"]:
@@ -321,25 +404,50 @@ class Tournament:
             int(data["seed"]),
             # A tournament saved before openings existed started every game from the empty board.
             int(data.get("plies", 0)),
+            # Version 2 knew round robins only, each pair twice per round.
+            format=data.get("format", Format.ROUND_ROBIN.value),
+            match_games=int(data.get("match_games", 0)),
+            max_tiebreaks=int(data.get("max_tiebreaks", 2)),
         )
+        try:
+            if "schedule" in data:
+                t._event = Event(t.spec, [Round.from_json(r) for r in data["schedule"]])
+            # else version 2: the whole round robin, numbered as the one scheduler numbers it,
+            # which the new tournament made already
+            t.games = {g.number: g for g in (FinishedGame(**g) for g in data["games"])}
+            t.event.pending()  # every game counted is one the rounds made
+        except (FormatError, KeyError, TypeError, ValueError) as e:
+            raise TournamentError(f"{path}: its rounds cannot be read: {e}") from None
         saved = data.get("openings", {})
-        for number in t.openings:
-            if str(number) in saved:
-                t.openings[number] = tuple(str(saved[str(number)]).split())
-        for g in data["games"]:
-            game = FinishedGame(**g)
-            t.games[game.number] = game
+        t.openings = {
+            g.number: (
+                tuple(str(saved[str(g.number)]).split())
+                if str(g.number) in saved
+                else opening(t.variant, t.game_seed(g.leg), t.plies)
+            )
+            for g in t.event.games
+        }
         return t
+
+    def settings(self) -> tuple[str, ...]:
+        return (
+            self.format,
+            self.variant,
+            str(self.time),
+            str(self.rounds),
+            str(self.match_games),
+            str(self.max_tiebreaks),
+            str(self.seed),
+            str(self.plies),
+        )
 
     def check_same(self, other: Tournament) -> None:
         """Raise TournamentError unless ``other`` has the same players and settings."""
-        mine = (self.variant, str(self.time), self.rounds, self.seed, self.plies)
-        theirs = (other.variant, str(other.time), other.rounds, other.seed, other.plies)
+        mine, theirs = self.settings(), other.settings()
         if mine != theirs:
             raise TournamentError(
-                "cannot resume with other settings: saved variant, time, rounds, seed, opening "
-                "plies = "
-                f"{mine}, given {theirs}"
+                "cannot resume with other settings: saved format, variant, time, rounds, games, "
+                f"tie-breaks, seed, opening plies = {mine}, given {theirs}"
             )
         if [p.digest for p in self.players] != [p.digest for p in other.players]:
             raise TournamentError("cannot resume with other players (or changed bots)")
@@ -347,31 +455,29 @@ class Tournament:
     # ------------------------------------------------------------------------- playing
 
     def jobs(self) -> list[Job]:
-        """The games still to play."""
+        """The games made and still to play."""
         out = []
-        width = len(str(len(self.schedule)))
-        for p in self.schedule:
-            if p.number in self.games:
-                continue
-            white, black = self.players[p.white], self.players[p.black]
+        width = len(str(self.spec.max_games))
+        for g in self.event.pending():
+            white, black = self.players[g.white], self.players[g.black]
             config = GameConfig(
                 self.variant,
                 white,
                 black,
                 self.time,
-                seed=self.game_seed(p.number),
-                opening=self.openings[p.number],
-                headers=(("Event", "round-robin"), ("Round", f"{p.round}.{p.number}")),
+                seed=self.game_seed(g.number),
+                opening=self.openings[g.number],
+                headers=(("Event", self.format), ("Round", g.label)),
             )
             name = (
-                f"{p.number:0{width}d}-{_safe(self.names[p.white])}-vs-{_safe(self.names[p.black])}"
+                f"{g.number:0{width}d}-{_safe(self.names[g.white])}-vs-{_safe(self.names[g.black])}"
             )
-            out.append(Job(p.number, config, name))
+            out.append(Job(g.number, config, name))
         return out
 
     def missing(self) -> int:
-        """How many games of the schedule have not been played (not yet, or aborted)."""
-        return sum(1 for p in self.schedule if p.number not in self.games)
+        """How many games made have not been played (not yet, or aborted)."""
+        return len(self.event.pending())
 
     def add(self, game: FinishedGame) -> None:
         """Count a finished game and save the state."""
@@ -382,23 +488,17 @@ class Tournament:
 
     def results(self) -> list[tuple[str, str, float]]:
         """(white, black, white's score) of every finished game, by unique player name."""
-        out = []
-        for p in self.schedule:
-            g = self.games.get(p.number)
-            if g is not None:
-                out.append((self.names[p.white], self.names[p.black], g.white_score))
-        return out
+        return [
+            (self.names[g.white], self.names[g.black], stats.points(result))
+            for g, result in self.event.played()
+        ]
 
     def standings(self) -> list[stats.Standing[str]]:
-        """The standings after the finished games (:func:`arena.stats.standings`), best first,
-        by unique player name."""
+        """A round robin's standings after the finished games (:func:`arena.stats.standings`),
+        best first, by unique player name."""
         return stats.standings(
             self.names,
-            [
-                (self.names[p.white], self.names[p.black], self.games[p.number].result, 1)
-                for p in self.schedule
-                if p.number in self.games
-            ],
+            [(self.names[g.white], self.names[g.black], r, 1) for g, r in self.event.played()],
         )
 
 
@@ -464,6 +564,96 @@ def rating_table(results: Sequence[tuple[str, str, float]], names: Sequence[str]
         if n not in rated:
             lines.append(f"   -  {n.ljust(width)}{'':13}{0:>5}      -")
     return "\n".join(lines)
+
+
+def swiss_table(event: Event, names: Sequence[str]) -> str:
+    """A Swiss's standings (:meth:`arena.referee.formats.Event.standings`): points (a bye's
+    included), games won, drawn and lost, byes, then the tie-breaks in the order they count:
+    Buchholz, Sonneborn-Berger (SB), head-to-head (H2H)."""
+    width = max(8, *(len(n) + 2 for n in names))
+    head = (
+        f"{'#':>3}  {'player'.ljust(width)}{'points':>6}{'games':>7}{'+':>4}{'=':>4}{'-':>4}"
+        f"{'byes':>6}{'Buchholz':>10}{'SB':>7}{'H2H':>6}"
+    )
+    lines = [head]
+    for s in event.standings():
+        lines.append(
+            f"{s.rank:>3}  {names[s.player].ljust(width)}{stats.format_points(s.points):>6}"
+            f"{s.games:>7}{s.score.wins:>4}{s.score.draws:>4}{s.score.losses:>4}{s.byes:>6}"
+            f"{stats.format_points(s.buchholz):>10}{s.sonneborn_berger:>7.2f}"
+            f"{stats.format_points(s.head_to_head):>6}"
+        )
+    return "\n".join(lines)
+
+
+def gauntlet_table(event: Event, names: Sequence[str]) -> str:
+    """The seed's (the first player's) score against each other player, and in all."""
+    seed = next(s for s in event.standings() if s.player == 0)
+    width = max(10, *(len(n) + 2 for n in names))
+    lines = [
+        f"{names[0]} against each:",
+        f"{'opponent'.ljust(width)}{'score':>8}{'+':>4}{'=':>4}{'-':>4}",
+    ]
+    for player in range(1, len(names)):
+        score = seed.against.get(player, stats.Score())
+        lines.append(
+            f"{names[player].ljust(width)}"
+            f"{stats.format_points(score.points) + '/' + str(score.games):>8}"
+            f"{score.wins:>4}{score.draws:>4}{score.losses:>4}"
+        )
+    total = f"{stats.format_points(seed.points)}/{seed.games}"
+    lines.append(
+        f"{'in all'.ljust(width)}{total:>8}{seed.score.wins:>4}{seed.score.draws:>4}"
+        f"{seed.score.losses:>4}"
+    )
+    return "\n".join(lines)
+
+
+def bracket_text(event: Event, names: Sequence[str]) -> str:
+    """A knockout's bracket as far as it is known: each round's ties with their scores (all
+    games, tie-breaks included) and who went through, then the champion.
+
+    >>> from arena.referee.formats import FormatSpec
+    >>> e = Event(FormatSpec("knockout", 3, 2, max_tiebreaks=0))
+    >>> for r in e.advance():
+    ...     for g in r.games:
+    ...         e.record(g.number, "white")
+    >>> for r in e.advance():
+    ...     for g in r.games:
+    ...         e.record(g.number, "draw")
+    >>> print(bracket_text(e, ["ann", "bob", "cy"]))
+    Round 1
+      ann (1)  bye
+      bob (2) 1-1 cy (3): bob (decider: the higher seed)
+    Round 2, the final
+      ann (1) 1-1 bob (2): ann (decider: the higher seed)
+    Champion: ann
+    """
+    rounds = event.bracket()
+    last = event.spec.round_count
+    lines = []
+    for number, ties in enumerate(rounds, 1):
+        lines.append(f"Round {number}" + (", the final" if number == last else ""))
+        lines += [f"  {_tie_text(t, names)}" for t in ties]
+    champion = event.champion
+    lines.append(f"Champion: {names[champion]}" if champion is not None else "No champion yet")
+    return "\n".join(lines)
+
+
+def _tie_text(tie: Tie, names: Sequence[str]) -> str:
+    def who(p: int) -> str:
+        return f"{names[p]} ({p + 1})"
+
+    if tie.low is None:
+        return f"{who(tie.high)}  bye"
+    high, low = (stats.format_points(x) for x in tie.points)
+    text = f"{who(tie.high)} {high}-{low} {who(tie.low)}"
+    if tie.tiebreaks:
+        text += f" after {tie.tiebreaks} tie-break{'s' if tie.tiebreaks > 1 else ''}"
+    if tie.winner is None:
+        return text + ": undecided"
+    text += f": {names[tie.winner]}"
+    return text + (" (decider: the higher seed)" if tie.decided_by == "decider" else "")
 
 
 def elapsed(since: float) -> str:

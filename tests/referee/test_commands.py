@@ -423,6 +423,31 @@ def test_a_tournament_plays_each_pair_from_one_opening_and_a_resumed_run_keeps_i
     assert _opening(tmp_path, replayed) == other
 
 
+def as_version_2(state: dict) -> dict:
+    """A round robin's state as the command saved it before formats (version 2)."""
+    assert state["format"] == "round-robin" and state["match_games"] == 2
+    del state["format"], state["match_games"], state["max_tiebreaks"], state["schedule"]
+    return dict(state, version=2)
+
+
+def test_a_round_robin_saved_before_formats_resumes_as_it_was_numbered(tmp_path):
+    bots = [str(BOTS / "random"), str(BOTS / "greedy")]
+    args = ("--rounds", "2", "--time", "5+0", "--no-sandbox", "--out", str(tmp_path))
+    run("tournament", *bots, *args)
+    path = tmp_path / "tournament.json"
+    first = json.loads(path.read_text())
+    state = as_version_2(json.loads(path.read_text()))
+    state["games"] = [g for g in state["games"] if g["number"] != 3]
+    path.write_text(json.dumps(state))
+    again = run("tournament", *bots, *args, "--resume")
+    assert "Resuming: 3 games already played, 1 to go" in again
+    (third,) = [g for g in first["games"] if g["number"] == 3]
+    assert f"[3] {third['white']} - {third['black']}:" in again  # the same game 3 as before
+    state = json.loads(path.read_text())
+    assert state["version"] == 3 and state["schedule"] == first["schedule"]
+    assert state["openings"] == first["openings"]
+
+
 def test_a_tournament_with_no_opening_plies_starts_from_the_empty_board(tmp_path):
     bots = [str(BOTS / "random"), str(BOTS / "greedy")]
     out = run(
@@ -457,7 +482,7 @@ def test_a_tournament_saved_before_openings_resumes_from_the_empty_board(tmp_pat
         str(tmp_path),
     )
     path = tmp_path / "tournament.json"
-    state = json.loads(path.read_text())
+    state = as_version_2(json.loads(path.read_text()))
     del state["plies"], state["openings"]
     state["games"] = [g for g in state["games"] if g["number"] != 4]
     path.write_text(json.dumps(state))
@@ -487,12 +512,12 @@ def test_a_tournament_saved_with_the_old_numbering_is_refused_clearly(tmp_path):
     run("tournament", *bots, "--time", "5+0", "--no-sandbox", "--out", str(tmp_path))
     path = tmp_path / "tournament.json"
     state = json.loads(path.read_text())
-    assert state["version"] == 2
+    assert state["version"] == 3
     assert [(g["number"], g["white"], g["black"]) for g in state["games"]] == [
         (1, "random", "greedy"),
         (2, "greedy", "random"),
     ]
-    path.write_text(json.dumps(dict(state, version=1)))
+    path.write_text(json.dumps(dict(as_version_2(state), version=1)))
     with pytest.raises(CommandError, match="older version of the tournament command"):
         run("tournament", "--resume", "--no-sandbox", "--out", str(tmp_path))
 
