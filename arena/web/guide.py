@@ -135,6 +135,13 @@ TOPICS: tuple[Topic, ...] = (
         (Part("docs/duels.md"),),
     ),
     Topic(
+        "tournaments",
+        "Tournaments",
+        "The formats: round robins, Swiss, gauntlet and knockout; who meets whom, colours, "
+        "byes, tie-breaks and the tables.",
+        (Part("docs/tournaments.md"),),
+    ),
+    Topic(
         "notifications",
         "Notifications",
         "Being told when a check, a test or a tournament finishes: the inbox, e-mail and "

@@ -174,3 +174,17 @@ def test_the_list_of_tournaments_says_each_ones_format(user: Any, bots: list[Bot
     start(user, bots[:2], "round-robin")
     page = Client().get("/tournaments/").content.decode()
     assert "<td>knockout</td>" in page and "<td>round robin</td>" in page
+
+
+@pytest.mark.django_db
+def test_the_form_and_the_page_link_to_the_formats_rules(user: Any, bots: list[Bot]) -> None:
+    t = start(user, bots[:3], "swiss", games=1, rounds=2)
+    for html in (
+        logged_in(user).get("/tournaments/new/").content.decode(),
+        Client().get(f"/tournaments/{t.pk}/").content.decode(),
+    ):
+        assert 'href="/guide/tournaments/"' in html
+    rules = Client().get("/guide/tournaments/").content.decode()
+    for heading in ("Round robin and double round robin", "Swiss", "Gauntlet", "Knockout"):
+        assert f">{heading}</h2>" in rules or f">{heading}<" in rules
+    assert "a Swiss and a knockout seed them by their current rating" in rules
