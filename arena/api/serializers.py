@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Generic, TypedDict, TypeVar, cast
+from typing import Any, Generic, TypedDict, TypeVar, cast
 
 from django.core.files.uploadedfile import UploadedFile
 from django.urls import reverse
@@ -27,12 +27,7 @@ from arena.games.reliability import VariantFailures
 from arena.notifications.models import CHOOSABLE, Notification
 from arena.ratings.models import Rating, RatingPoint
 from arena.referee.jsontypes import JSONObject
-from arena.tournaments import limits
-from arena.tournaments.models import Tournament
 from arena.web import pages
-
-if TYPE_CHECKING:
-    from arena.tournaments.services import Standing
 
 
 def _absolute(serializer: serializers.BaseSerializer, path: str) -> str:
@@ -390,139 +385,10 @@ class RatingPointSerializer(serializers.ModelSerializer):
         fields = ("variant", "at", "elo", "error", "games")
 
 
-class TournamentSerializer(serializers.ModelSerializer):
-    organiser = serializers.CharField(source="organiser.username", read_only=True)
-    entrants = serializers.SerializerMethodField()
-    archive = serializers.SerializerMethodField()
-
-    class Meta:
-        model = Tournament
-        fields: tuple[str, ...] = (
-            "id",
-            "name",
-            "organiser",
-            "variant",
-            "time_control",
-            "games_per_pair",
-            "rated",
-            "status",
-            "created_at",
-            "finished_at",
-            "entrants",
-            "archive",
-        )
-        read_only_fields: tuple[str, ...] = fields
-
-    def get_entrants(self, obj: Tournament) -> list[str]:
-        return [e.version.label for e in obj.entries.select_related("version__bot")]
-
-    @extend_schema_field(serializers.URLField())
-    def get_archive(self, obj: Tournament) -> str:
-        return _absolute(self, reverse("tournament-archive", args=[obj.pk]))
-
-
-class TournamentCreate(TypedDict):
-    name: str
-    variant: str
-    time_control: str
-    games_per_pair: int
-    bots: list[str]
-    rated: bool | None
-
-
-class TournamentCreateSerializer(InputSerializer[TournamentCreate]):
-    name = serializers.CharField(max_length=limits.NAME_MAX_LENGTH)
-    variant = serializers.ChoiceField(choices=Variant.choices)
-    time_control = serializers.CharField(
-        max_length=limits.TIME_CONTROL_MAX_LENGTH, default=limits.DEFAULT_TIME_CONTROL
-    )
-    games_per_pair = serializers.IntegerField(
-        min_value=1, max_value=limits.MAX_GAMES_PER_PAIR, default=limits.DEFAULT_GAMES_PER_PAIR
-    )
-    bots = serializers.ListField(
-        child=serializers.SlugField(),
-        min_length=limits.MIN_ENTRANTS,
-        max_length=limits.MAX_ENTRANTS,
-        help_text="Names of the bots.",
-    )
-    rated = serializers.BooleanField(
-        default=None,
-        allow_null=True,
-        help_text="Count the games in the ratings. A rated tournament may include another "
-        "owner's bot only if it accepts rated tournaments (rated_tournaments; built-in bots "
-        "always do): any other is refused by name. Left out: rated when every bot accepts.",
-    )
-
-
 class DetailSerializer(serializers.Serializer):
     """Why an action could not be done (e.g. a 409)."""
 
     detail = serializers.CharField()
-
-
-class StandingSerializer(serializers.Serializer):
-    rank = serializers.IntegerField()
-    bot = serializers.CharField(source="player.version.bot.name")
-    version = serializers.IntegerField(source="player.version.number")
-    points = serializers.FloatField()
-    games = serializers.IntegerField()
-    wins = serializers.IntegerField()
-    draws = serializers.IntegerField()
-    losses = serializers.IntegerField()
-    tiebreak = serializers.FloatField(help_text="Sonneborn-Berger.")
-
-
-class ProgressSerializer(serializers.Serializer):
-    total = serializers.IntegerField()
-    done = serializers.IntegerField(
-        help_text="Games played to their end (finished); aborted and cancelled ones are apart."
-    )
-    finished = serializers.IntegerField()
-    running = serializers.IntegerField()
-    queued = serializers.IntegerField()
-    pending = serializers.IntegerField()
-    aborted = serializers.IntegerField()
-    cancelled = serializers.IntegerField()
-
-
-class TournamentDetailSerializer(TournamentSerializer):
-    standings = serializers.SerializerMethodField()
-    crosstable = serializers.SerializerMethodField()
-    progress = serializers.SerializerMethodField()
-
-    class Meta(TournamentSerializer.Meta):
-        fields = (*TournamentSerializer.Meta.fields, "progress", "standings", "crosstable")
-        read_only_fields = fields
-
-    @extend_schema_field(ProgressSerializer)
-    def get_progress(self, obj: Tournament) -> dict[str, int]:
-        from arena.tournaments import services
-
-        return dict(ProgressSerializer(services.progress(obj)).data)
-
-    @extend_schema_field(StandingSerializer(many=True))
-    def get_standings(self, obj: Tournament) -> list[JSONObject]:
-        return list(StandingSerializer(self._table(obj), many=True).data)
-
-    @extend_schema_field(
-        {
-            "type": "array",
-            "items": {"type": "array", "items": {"type": "string"}},
-            "description": 'Rows in standings order; each cell "points/games", "" or "x".',
-        }
-    )
-    def get_crosstable(self, obj: Tournament) -> list[list[str]]:
-        from arena.tournaments import services
-
-        return [cells for _, cells in services.crosstable(self._table(obj))]
-
-    def _table(self, obj: Tournament) -> list[Standing]:
-        from arena.tournaments import services
-
-        cache: dict[int, list[Standing]] = self.context.setdefault("_standings", {})
-        if obj.pk not in cache:
-            cache[obj.pk] = services.standings(obj)
-        return cache[obj.pk]
 
 
 # ----------------------------------------------------------------------------- query parameters

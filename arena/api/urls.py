@@ -4,13 +4,13 @@ from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
-from arena.api import duels, seasons, trials, views
+from arena.api import duels, seasons, tournaments, trials, views
 
 router = DefaultRouter()
 router.register("bots", views.BotViewSet, basename="api-bot")
 router.register("versions", views.VersionViewSet, basename="api-version")
 router.register("matches", views.MatchViewSet, basename="api-match")
-router.register("tournaments", views.TournamentViewSet, basename="api-tournament")
+router.register("tournaments", tournaments.TournamentViewSet, basename="api-tournament")
 router.register("ratings", views.RatingViewSet, basename="api-rating")
 router.register("seasons", seasons.SeasonViewSet, basename="api-season")
 router.register("duels", duels.DuelViewSet, basename="api-duel")

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from django.conf import settings
-from django.contrib.auth.models import AnonymousUser, User
+from django.contrib.auth.models import User
 from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.db.models import Prefetch, QuerySet
 from django.http import (
@@ -49,12 +47,7 @@ from arena.notifications import services as notifications
 from arena.notifications.models import Notification
 from arena.ratings import services as ratings
 from arena.ratings.models import Rating
-from arena.tournaments import services as tournaments
-from arena.tournaments.models import Tournament
 from arena.web import logins
-
-#: A tournament's pause, resume or cancel: True if done, False if its status forbids it now.
-Transition = Callable[[User | AnonymousUser, Tournament], bool]
 
 
 class IsOwnerOrReadOnly(permissions.BasePermission):
@@ -335,81 +328,6 @@ class RatingViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
     def get_queryset(self) -> QuerySet[Rating]:
         p = s.RatingFilterSerializer.parse(self.request)
         return ratings.leaderboard(p["variant"], include_retired=p["all"])
-
-
-@extend_schema(tags=["tournaments"])
-class TournamentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
-    """Round-robin tournaments: create, follow, pause, resume, cancel, download."""
-
-    queryset = Tournament.objects.select_related("organiser").order_by("-id")
-
-    def get_serializer_class(self) -> type[serializers.BaseSerializer[Tournament]]:
-        return s.TournamentDetailSerializer if self.action != "list" else s.TournamentSerializer
-
-    @extend_schema(request=s.TournamentCreateSerializer, responses={201: s.TournamentSerializer})
-    def create(self, request: Request) -> Response:
-        """Create and start a tournament (organisers)."""
-        if not tournaments.can_organise(request.user):
-            raise PermissionDenied("you may not organise tournaments")
-        v = s.TournamentCreateSerializer(data=request.data).checked()
-        names = list(dict.fromkeys(v["bots"]))
-        found = {b.name: b for b in Bot.objects.filter(name__in=names)}
-        missing = [n for n in names if n not in found]
-        if missing:
-            raise ValidationError({"bots": [f"no such bot: {', '.join(missing)}"]})
-        t = tournaments.create(
-            request.user,
-            name=v["name"],
-            variant=v["variant"],
-            time_control=v["time_control"],
-            games_per_pair=v["games_per_pair"],
-            bots=[found[n] for n in names],
-            rated=v["rated"],
-        )
-        body = s.TournamentSerializer(t, context=self.get_serializer_context()).data
-        return Response(body, status=status.HTTP_201_CREATED)
-
-    def _act(self, request: Request, act: Transition, done_as: str) -> Response:
-        t = self.get_object()
-        done = act(request.user, t)
-        t.refresh_from_db()
-        if not done:
-            detail = f"{t.name} cannot be {done_as}: it is {t.get_status_display()}."
-            return Response({"detail": detail}, status=status.HTTP_409_CONFLICT)
-        return Response(s.TournamentSerializer(t, context=self.get_serializer_context()).data)
-
-    @extend_schema(request=None, responses={200: s.TournamentSerializer, 409: s.DetailSerializer})
-    @action(detail=True, methods=["post"], permission_classes=[permissions.IsAuthenticated])
-    def pause(self, request: Request, pk: str) -> Response:
-        """Pause (organiser): queued games wait, running ones finish."""
-        return self._act(request, tournaments.pause, "paused")
-
-    @extend_schema(request=None, responses={200: s.TournamentSerializer, 409: s.DetailSerializer})
-    @action(detail=True, methods=["post"], permission_classes=[permissions.IsAuthenticated])
-    def resume(self, request: Request, pk: str) -> Response:
-        """Resume a paused tournament (organiser)."""
-        return self._act(request, tournaments.resume, "resumed")
-
-    @extend_schema(request=None, responses={200: s.TournamentSerializer, 409: s.DetailSerializer})
-    @action(detail=True, methods=["post"], permission_classes=[permissions.IsAuthenticated])
-    def cancel(self, request: Request, pk: str) -> Response:
-        """Cancel (organiser): every game not finished is cancelled."""
-        return self._act(request, tournaments.cancel, "cancelled")
-
-    @extend_schema(request=None, responses={200: s.TournamentSerializer, 409: s.DetailSerializer})
-    @action(detail=True, methods=["post"], permission_classes=[permissions.IsAuthenticated])
-    def replay(self, request: Request, pk: str) -> Response:
-        """Play the missing games of an incomplete tournament again (organiser)."""
-        return self._act(request, tournaments.play_missing_again, "played again")
-
-    @extend_schema(responses={(200, "application/zip"): OpenApiTypes.BINARY})
-    @action(detail=True, methods=["get"])
-    def archive(self, request: Request, pk: str) -> HttpResponse:
-        """Every finished game of the tournament in one zip file."""
-        t = self.get_object()
-        return downloads.Download(
-            tournaments.archive(t, request.user), f"tournament-{t.pk}.zip", downloads.ZIP_TYPE
-        ).response()
 
 
 @extend_schema(tags=["notifications"])

@@ -72,6 +72,9 @@ class Match(ClaimedWork):
     )
     #: A tournament's round; a test's or a challenge's pair (arena.duels.models.DuelPair).
     round = models.PositiveIntegerField(null=True, blank=True)
+    #: A knockout's tie-break game: its number among its tie's tie-break games (from 1; 0 for
+    #: every other game). Its round is then named ``3.1``, ``3.2``... (:attr:`round_label`).
+    tiebreak = models.PositiveSmallIntegerField(default=0)
     #: The test or challenge the match belongs to.
     duel = models.ForeignKey(
         "duels.Duel", models.CASCADE, null=True, blank=True, related_name="matches"
@@ -162,6 +165,15 @@ class Match(ClaimedWork):
         if done:
             closed(pk)
         return bool(done)
+
+    @property
+    def round_label(self) -> str:
+        """Its round as records and pages name it: ``3``, ``3.2`` for the second tie-break
+        game of a knockout's round 3 (:attr:`arena.referee.formats.Game.label`); ``""``
+        without a round."""
+        if self.round is None:
+            return ""
+        return f"{self.round}.{self.tiebreak}" if self.tiebreak else str(self.round)
 
     @property
     def opening_actions(self) -> list[str]:

@@ -232,12 +232,12 @@ def game_config(
     time_control: str,
     seed: int,
     event: str,
-    round_: int | None = None,
+    round_: str = "",
     opening: str = "",
 ) -> GameConfig:
     headers = [("Event", event), ("Site", settings.SITE_NAME)]
-    if round_ is not None:
-        headers.append(("Round", str(round_)))
+    if round_:
+        headers.append(("Round", round_))
     headers += [("White", white_label), ("Black", black_label)]
     return GameConfig(
         variant=variant,

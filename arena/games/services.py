@@ -126,7 +126,7 @@ def play(match_id: int, worker_name: str = "", sidecar: Sidecar = INLINE) -> str
                     if match.tournament
                     else f"{settings.SITE_NAME} {match.get_kind_display()}"
                 ),
-                round_=match.round,
+                round_=match.round_label,
                 opening=match.opening,
             )
         except UnpackError as e:

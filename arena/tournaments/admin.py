@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from arena.tournaments.models import Entry, Tournament
+from arena.tournaments.models import Bye, Entry, Tournament
 
 
 class EntryInline(admin.TabularInline):
@@ -13,18 +13,25 @@ class EntryInline(admin.TabularInline):
     raw_id_fields = ("version",)
 
 
+class ByeInline(admin.TabularInline):
+    model = Bye
+    extra = 0
+    raw_id_fields = ("entry",)
+
+
 @admin.register(Tournament)
 class TournamentAdmin(admin.ModelAdmin):
     list_display = (
         "name",
         "organiser",
+        "format",
         "variant",
         "time_control",
         "games_per_pair",
         "status",
         "created_at",
     )
-    list_filter = ("status", "variant")
+    list_filter = ("status", "format", "variant")
     search_fields = ("name", "organiser__username")
     raw_id_fields = ("organiser",)
-    inlines = [EntryInline]
+    inlines = [EntryInline, ByeInline]

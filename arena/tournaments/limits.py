@@ -13,3 +13,5 @@ MAX_ENTRANTS = 64
 #: Games each pair of entrants plays.
 MAX_GAMES_PER_PAIR = 100
 DEFAULT_GAMES_PER_PAIR = 2
+#: A knockout's tie-break mini-matches in a level tie before the higher seed goes through.
+MAX_TIEBREAKS = 2

@@ -1,9 +1,11 @@
-"""Round-robin tournaments.
+"""Tournaments in every format of :mod:`arena.referee.formats`.
 
-A tournament fixes its entrants (bot versions), variant, time control and games per pairing
-when it is created; all its matches are created then, PENDING, and released to the workers a
-few at a time (``TOURNAMENT_PARALLEL``). Pausing takes the queued ones back; cancelling
-cancels everything not finished.
+A tournament fixes its format, entrants (bot versions, in seed order), variant, time control
+and games per pairing when it is created. Its matches are made round by round as the format
+makes them (all at once for round robins and gauntlets; a Swiss's or a knockout's next round
+once the one before is played), PENDING, and released to the workers a few at a time
+(``TOURNAMENT_PARALLEL``). Pausing takes the queued ones back; cancelling cancels everything
+not finished.
 """
 
 from __future__ import annotations
@@ -18,6 +20,15 @@ from arena.tournaments import limits
 
 
 class Tournament(models.Model):
+    class Format(models.TextChoices):
+        """The formats of :class:`arena.referee.formats.Format` (the same values)."""
+
+        ROUND_ROBIN = "round-robin", "round robin"
+        DOUBLE_ROUND_ROBIN = "double-round-robin", "double round robin"
+        SWISS = "swiss", "Swiss"
+        GAUNTLET = "gauntlet", "gauntlet"
+        KNOCKOUT = "knockout", "knockout"
+
     class Status(models.TextChoices):
         RUNNING = "running", "running"
         PAUSED = "paused", "paused"
@@ -28,12 +39,20 @@ class Tournament(models.Model):
         CANCELLED = "cancelled", "cancelled"
 
     name = models.CharField(max_length=limits.NAME_MAX_LENGTH)
+    format = models.CharField(max_length=20, choices=Format.choices, default=Format.ROUND_ROBIN)
     organiser = models.ForeignKey(
         settings.AUTH_USER_MODEL, models.PROTECT, related_name="tournaments"
     )
     variant = models.CharField(max_length=10, choices=Variant.choices)
     time_control = models.CharField(max_length=limits.TIME_CONTROL_MAX_LENGTH)
+    #: Round robins: the games each pair plays (twice that in a double round robin); the other
+    #: formats: the games of each mini-match.
     games_per_pair = models.PositiveIntegerField()
+    #: A Swiss's rounds (None in the other formats, whose rounds follow from the entrants).
+    rounds = models.PositiveSmallIntegerField(null=True, blank=True)
+    #: A knockout's tie-break mini-matches (of two games) in a level tie before the higher
+    #: seed goes through (:attr:`arena.referee.formats.FormatSpec.max_tiebreaks`).
+    max_tiebreaks = models.PositiveSmallIntegerField(default=limits.MAX_TIEBREAKS)
     rated = models.BooleanField(default=True)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.RUNNING)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -51,6 +70,24 @@ class Tournament(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(games_per_pair__gte=1), name="tournament_games_positive"
+            ),
+            models.CheckConstraint(
+                condition=Q(
+                    format__in=[
+                        "round-robin",
+                        "double-round-robin",
+                        "swiss",
+                        "gauntlet",
+                        "knockout",
+                    ]
+                ),
+                name="tournament_format_valid",
+            ),
+            # Only a Swiss is given its number of rounds, and it must be.
+            models.CheckConstraint(
+                condition=(Q(format="swiss") & Q(rounds__gte=1))
+                | (~Q(format="swiss") & Q(rounds__isnull=True)),
+                name="tournament_rounds_iff_swiss",
             ),
         ]
 
@@ -83,3 +120,21 @@ class Entry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.version} in {self.tournament}"
+
+
+class Bye(models.Model):
+    """An entry that sits out a round of a Swiss (scoring a won mini-match's points) or the
+    first round of a knockout (going through), as the format gave it."""
+
+    tournament = models.ForeignKey(Tournament, models.CASCADE, related_name="byes")
+    entry = models.ForeignKey(Entry, models.CASCADE, related_name="byes")
+    round = models.PositiveIntegerField()
+
+    class Meta:
+        ordering = ["tournament", "round", "entry__seed"]
+        constraints = [
+            models.UniqueConstraint(fields=["tournament", "round", "entry"], name="bye_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.entry.version} has a bye in round {self.round} of {self.tournament}"

@@ -29,6 +29,7 @@ from arena.games.filters import TERMINATIONS
 from arena.games.models import Match
 from arena.notifications.models import CHOOSABLE
 from arena.tournaments import limits
+from arena.tournaments.models import Tournament
 from arena.web import usernames
 
 
@@ -123,7 +124,51 @@ class BotChoiceField(forms.ModelMultipleChoiceField):
         return f"{obj.name} ({obj.owner.username}{only}; {rated})"
 
 
-class TournamentForm(forms.Form):
+class ModeForm(forms.Form):
+    """A form with modes: the field ``MODE_FIELD`` chooses one of ``MODES``, and the fields of
+    each mode (``MODES[mode]``) count only in that mode; those of the others are ignored,
+    whatever they hold. The page puts each mode's fields in a fieldset of its own
+    (:meth:`sections`), which ``arena/static/arena/site.js`` hides but for the chosen mode's."""
+
+    MODE_FIELD = "mode"
+    #: The modes' values and labels (the legends of their fieldsets).
+    MODE_CHOICES: list[tuple[str, str]] = []
+    #: The fields of each mode, by the mode's value.
+    MODES: dict[str, tuple[str, ...]] = {}
+
+    def sections(self) -> list[tuple[str, str, list[forms.BoundField]]]:
+        """The fields as the page groups them, in their order: (mode, legend, fields), mode
+        "" for runs of fields common to every mode."""
+        by_mode = {name: mode for mode, names in self.MODES.items() for name in names}
+        labels = dict(self.MODE_CHOICES)
+        out: list[tuple[str, str, list[forms.BoundField]]] = []
+        for name in self.fields:
+            mode = by_mode.get(name, "")
+            if not out or out[-1][0] != mode:
+                out.append((mode, labels.get(mode, ""), []))
+            out[-1][2].append(self[name])
+        return out
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        mode = data.get(self.MODE_FIELD)
+        for other, names in self.MODES.items():
+            if mode is None or other == mode:
+                continue
+            for name in names:  # the other mode's fields: neither checked nor used
+                self.errors.pop(name, None)
+                data[name] = None
+        return data
+
+
+class TournamentForm(ModeForm):
+    """A tournament: its format (the fields of a Swiss and of a gauntlet are the chosen
+    format's only), entrants, variant and time control."""
+
+    MODE_FIELD = "format"
+    MODE_CHOICES = Tournament.Format.choices
+    MODES = {"swiss": ("rounds",), "gauntlet": ("seed",)}
+
     name = forms.CharField(max_length=limits.NAME_MAX_LENGTH)
     variant = forms.ChoiceField(choices=Variant.choices)
     time_control = forms.CharField(
@@ -131,11 +176,37 @@ class TournamentForm(forms.Form):
         max_length=limits.TIME_CONTROL_MAX_LENGTH,
         help_text='Seconds per game and increment per turn, e.g. "60+1" or "10+0.1".',
     )
+    format = forms.ChoiceField(
+        choices=MODE_CHOICES,
+        initial=Tournament.Format.ROUND_ROBIN,
+        required=False,  # left out: a round robin
+        help_text="Round robin: every bot plays every other (a double round robin twice as "
+        "many games). Swiss: a few rounds, in each bots with equal points meet. Gauntlet: one "
+        "bot plays each of the others. Knockout: a bracket seeded by rating; the loser of a "
+        "pairing is out.",
+    )
     games_per_pair = forms.IntegerField(
         min_value=1,
         max_value=limits.MAX_GAMES_PER_PAIR,
         initial=limits.DEFAULT_GAMES_PER_PAIR,
-        help_text="An even number gives each bot of a pair white equally often.",
+        label="Games per pairing",
+        help_text="The games two bots play when they meet, colours alternating; two games "
+        "in a row share an opening. An even number gives each bot white equally often (a "
+        "knockout's must be even).",
+    )
+    rounds = forms.IntegerField(
+        required=False,
+        min_value=1,
+        help_text="Empty: ⌈log2(bots)⌉, the rounds a knockout of as many bots takes. At most "
+        "half the bots, rounded up (with four bots or fewer, each meets every other), so that "
+        "no two bots ever meet twice.",
+    )
+    seed = forms.ModelChoiceField(
+        queryset=Bot.objects.none(),
+        required=False,
+        empty_label="the first of the bots below",
+        label="Gauntlet's seed",
+        help_text="The bot that plays each of the others; it must be one of the bots chosen.",
     )
     bots = BotChoiceField(
         queryset=Bot.objects.none(),
@@ -163,6 +234,12 @@ class TournamentForm(forms.Form):
             .order_by("name")
             .distinct()
         )
+        seed = self.fields["seed"]
+        assert isinstance(seed, forms.ModelChoiceField)
+        seed.queryset = field.queryset
+
+    def clean_format(self) -> str:
+        return str(self.cleaned_data.get("format") or Tournament.Format.ROUND_ROBIN)
 
 
 class NotificationSettingsForm(forms.Form):
@@ -222,14 +299,13 @@ class DuelForm(forms.Form):
         mine.queryset = checked_versions().filter(bot__owner=user)
 
 
-class TestForm(DuelForm):
+class TestForm(DuelForm, ModeForm):
     """A test of one's own version: a sequential test (SPRT) or a fixed number of games.
 
     Each mode has its own fields (:data:`MODES`); those of the mode not chosen are ignored,
     whatever they hold. The page hides them when JavaScript runs (``arena/static/arena/site.js``).
     """
 
-    #: The fields of each mode, by the mode's value.
     MODES = {"sprt": ("elo0", "elo1", "alpha", "beta", "max_games"), "games": ("games",)}
     MODE_CHOICES = [("sprt", "until a verdict (SPRT)"), ("games", "a fixed number of games")]
 
@@ -278,29 +354,9 @@ class TestForm(DuelForm):
         other.queryset = checked_versions()
         other.help_text = "Another version of yours, or any checked version of another bot."
 
-    def sections(self) -> list[tuple[str, str, list[forms.BoundField]]]:
-        """The fields as the page groups them: (mode, legend, fields), the common ones first
-        (mode "")."""
-        by_mode = {name: mode for mode, names in self.MODES.items() for name in names}
-        labels = dict(self.MODE_CHOICES)
-        common = [self[name] for name in self.fields if name not in by_mode]
-        return [
-            ("", "", common),
-            *(
-                (mode, str(labels[mode]), [self[n] for n in names])
-                for mode, names in self.MODES.items()
-            ),
-        ]
-
     def clean(self) -> dict[str, Any]:
-        data = super().clean() or {}
+        data = super().clean()
         mode = data.get("mode")
-        for other, names in self.MODES.items():
-            if mode is None or other == mode:
-                continue
-            for name in names:  # the other mode's fields: neither checked nor used
-                self.errors.pop(name, None)
-                data[name] = None
         if mode == "games" and data.get("games") is None and "games" not in self.errors:
             self.add_error("games", "Say how many games.")
         return data

@@ -136,9 +136,9 @@ TOPICS: tuple[Topic, ...] = (
     ),
     Topic(
         "tournaments",
-        "Tournament formats",
-        "Round robin, double round robin, Swiss, gauntlet and knockout: pairing, colours, byes, "
-        "tie-breaks and the knockout's decider.",
+        "Tournaments",
+        "The formats: round robins, Swiss, gauntlet and knockout; who meets whom, colours, "
+        "byes, tie-breaks and the tables.",
         (Part("docs/tournaments.md"),),
     ),
     Topic(

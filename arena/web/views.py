@@ -508,6 +508,7 @@ def tournament_list(request: HttpRequest) -> HttpResponse:
 def tournament_detail(request: HttpRequest, pk: int) -> HttpResponse:
     t = get_object_or_404(Tournament.objects.select_related("organiser"), pk=pk)
     table = tournaments.standings(t)
+    kind = t.format
     recent = (
         t.matches.exclude(status=Match.Status.PENDING)
         .select_related("white__bot", "black__bot")
@@ -518,8 +519,16 @@ def tournament_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "web/tournament_detail.html",
         {
             "t": t,
+            "format": tournaments.describe(t),
             "table": table,
-            "cross": tournaments.crosstable(table),
+            # A gauntlet's table is its seed's scores, a knockout's its bracket; the others
+            # have a cross-table (a Swiss's shows who met whom).
+            "cross": tournaments.crosstable(table)
+            if kind not in (Tournament.Format.GAUNTLET, Tournament.Format.KNOCKOUT)
+            else [],
+            "gauntlet": tournaments.gauntlet(t, table),
+            "bracket": tournaments.bracket(t),
+            "byes": tournaments.byes(t),
             "progress": tournaments.progress(t),
             "recent": recent,
             "games": t.matches.count(),
@@ -542,7 +551,7 @@ def tournament_create(request: AuthenticatedHttpRequest) -> HttpResponse:
     if not tournaments.can_organise(request.user):
         raise PermissionDenied("you may not organise tournaments")
     form = forms.TournamentForm(request.POST or None, user=request.user)
-    on_form = OnForm(form)
+    on_form = OnForm(form, by_field=True)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         with on_form:
@@ -554,6 +563,9 @@ def tournament_create(request: AuthenticatedHttpRequest) -> HttpResponse:
                 games_per_pair=data["games_per_pair"],
                 bots=list(data["bots"]),
                 rated=data["rated"],
+                format=data["format"],
+                rounds=data["rounds"],
+                seed=data["seed"],
             )
             return redirect(t)
     return render(request, "web/tournament_form.html", {"form": form}, status=on_form.status)

@@ -27,6 +27,8 @@ document.addEventListener("submit", function (event) {
 // be reached and scrolled with the keyboard, is named for a screen reader ("Table: rank, bot,
 // ..., scrolls sideways") and shows a shadow at the edge that hides more (.scrolls, site.css).
 function nameOf(element) {
+  var named = element.getAttribute("data-scroll-name");
+  if (named) return named + ", scrolls sideways";
   var table = element.matches("table") ? element : element.querySelector("table");
   if (!table) return "Code, scrolls sideways";
   var caption = table.querySelector("caption");
@@ -83,13 +85,13 @@ window.addEventListener("load", markScrolling);  // once the styles and fonts ar
 window.addEventListener("resize", markScrolling);
 refreshLater();
 
-// A form with data-modes (the name of its radio buttons choosing a mode) shows only the
-// fieldset of the chosen mode (fieldset data-mode="..."): the others are hidden and disabled,
-// so their fields are neither required nor sent. Without this script every field shows, and
-// the server ignores the fields of the modes not chosen.
+// A form with data-modes (the name of its radio buttons or select choosing a mode) shows only
+// the fieldset of the chosen mode (fieldset data-mode="..."): the others are hidden and
+// disabled, so their fields are neither required nor sent. Without this script every field
+// shows, and the server ignores the fields of the modes not chosen.
 function showChosenMode(form) {
   var name = form.getAttribute("data-modes");
-  var chosen = form.querySelector('input[name="' + name + '"]:checked');
+  var chosen = form.querySelector('input[name="' + name + '"]:checked, select[name="' + name + '"]');
   form.querySelectorAll("fieldset[data-mode]").forEach(function (set) {
     var off = chosen !== null && set.getAttribute("data-mode") !== chosen.value;
     set.hidden = off;

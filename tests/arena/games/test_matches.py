@@ -13,7 +13,7 @@ from django.utils import timezone
 
 import engine
 from arena.bots.unpack import StoredFileError
-from arena.games import services
+from arena.games import runner, services
 from arena.games.models import Match, MatchRecord
 from arena.jobs import claims, limits
 from arena.jobs.policy import InfrastructureError
@@ -495,3 +495,34 @@ def test_an_unexpected_error_releases_the_match_instead_of_stranding_it(
         services.play(m.pk)
     m.refresh_from_db()
     assert m.status == S.QUEUED and "internal error (KeyError)" in m.reason
+
+
+@pytest.mark.django_db
+def test_a_tie_break_game_is_named_by_its_round_and_number(pair: tuple[Any, Any]) -> None:
+    assert queued_match(*pair, round=3, tiebreak=2).round_label == "3.2"
+    assert queued_match(*pair, round=3).round_label == "3"
+    assert queued_match(*pair, round=0).round_label == "0"  # a duel's first pair
+    assert queued_match(*pair).round_label == ""
+    config = runner.game_config(
+        variant="yinsh",
+        white=runner.load_spec(pair[0]),
+        black=runner.load_spec(pair[1]),
+        white_label="w",
+        black_label="b",
+        time_control="5+0.1",
+        seed=1,
+        event="cup",
+        round_="3.2",
+    )
+    assert ("Round", "3.2") in config.headers
+    no_round = runner.game_config(
+        variant="yinsh",
+        white=runner.load_spec(pair[0]),
+        black=runner.load_spec(pair[1]),
+        white_label="w",
+        black_label="b",
+        time_control="5+0.1",
+        seed=1,
+        event="ladder",
+    )
+    assert "Round" not in dict(no_round.headers)

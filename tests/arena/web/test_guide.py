@@ -53,6 +53,7 @@ def guide_root(settings: Any, tmp_path: Path) -> Path:
         "docs/notifications.md",
         "docs/tournaments.md",
         "docs/position-json.md",
+        "docs/tournaments.md",
         "bots/README.md",
     ):
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)

@@ -314,6 +314,7 @@ def test_the_admin_refuses_a_match_in_a_variant_a_version_does_not_play(
         "black": classic.pk,
         "time_control": "5+0.1",
         "seed": 1,
+        "tiebreak": 0,
         "plies": 0,
         "attempts": 0,
         "rated": "on",

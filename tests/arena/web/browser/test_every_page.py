@@ -77,8 +77,9 @@ def finish(match: Match, seed: int) -> None:
 @dataclass
 class Arena:
     """A site with something on every page: bots of two owners, a rated ladder game, a
-    tournament under way, a test and a challenge, a season of the ladder closed and the next
-    one open."""
+    round robin under way, a Swiss with its tie-breaks and byes, a gauntlet, a knockout's
+    bracket played to its champion, a test and a challenge, a season of the ladder closed and
+    the next one open."""
 
     owner: Any
     rival: Any
@@ -88,6 +89,19 @@ class Arena:
     challenge: int
     closed_season: int
     open_season: int
+    swiss: Tournament
+    gauntlet: Tournament
+    knockout: Tournament
+
+
+def play_rounds(t: Tournament, rounds: int, seed: int) -> None:
+    """Finish the tournament's queued games until ``rounds`` rounds are made and played (or
+    it ends)."""
+    while (m := t.matches.filter(status=Match.Status.QUEUED).order_by("pk").first()) is not None:
+        if m.round > rounds:
+            break
+        finish(m, seed)
+        seed += 1
 
 
 @pytest.fixture
@@ -115,6 +129,26 @@ def arena(user: Any, other_user: Any, anchor: BotVersion) -> Arena:
     )
     for seed, m in enumerate(cup.matches.filter(status=Match.Status.QUEUED)[:3]):
         finish(m, 10 + seed)
+    walker = BotVersion.objects.get(bot__name="walker")
+    five = [mine.bot, theirs.bot, anchor.bot, longest.bot, walker.bot]
+
+    def start(fmt: str, bots: list[Any], **kw: Any) -> Tournament:
+        return tournaments.create(
+            user,
+            name=f"A {fmt} for bots with long names",
+            variant="yinsh",
+            time_control="5+0.1",
+            bots=bots,
+            format=fmt,
+            **kw,
+        )
+
+    swiss = start("swiss", five, games_per_pair=1, rounds=3)
+    play_rounds(swiss, 2, 20)  # two rounds played, the third under way; a bye in each
+    gauntlet = start("gauntlet", five[:4], games_per_pair=2, seed=longest.bot)
+    play_rounds(gauntlet, 2, 40)
+    knockout = start("knockout", five, games_per_pair=2)
+    play_rounds(knockout, 3, 60)  # to its champion
     retired = BotVersion.objects.get(bot=mine.bot, number=1)
     test = duels.start_test(user, mine, retired, variant="yinsh")
     challenge = duels.start_challenge(other_user, theirs, mine, variant="yinsh", games=4)
@@ -135,6 +169,9 @@ def arena(user: Any, other_user: Any, anchor: BotVersion) -> Arena:
         challenge.pk,
         first.pk,
         second.pk,
+        swiss,
+        gauntlet,
+        knockout,
     )
 
 
@@ -196,6 +233,9 @@ def test_every_public_page_fits_the_screen_and_its_buttons_are_legible(
         "/tournaments/",
         f"/tournaments/{arena.tournament.pk}/",
         f"/tournaments/{arena.tournament.pk}/games/",
+        f"/tournaments/{arena.swiss.pk}/",
+        f"/tournaments/{arena.gauntlet.pk}/",
+        f"/tournaments/{arena.knockout.pk}/",
         "/head-to-head/?a=runner&b=a-rather-long-bot-name-for-a-phone&variant=yinsh",
         "/archive/",
         "/seasons/",
