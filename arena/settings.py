@@ -502,6 +502,8 @@ SPECTACULAR_SETTINGS = {
         "VersionKindEnum": "arena.bots.models.BotVersion.Kind",
         "MatchKindEnum": "arena.games.models.Match.Kind",
         "DuelKindEnum": "arena.duels.models.Duel.Kind",
+        "TrialStatusEnum": "arena.admission.models.TrialStatus",
+        "SeasonStatusEnum": "arena.games.models.Season.Status",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

@@ -13,6 +13,7 @@ __all__ = [
     "ProcEntry",
     "children",
     "descendants",
+    "exiting",
     "parent_pid",
     "proc_table",
     "processes_of_uids",
@@ -65,18 +66,44 @@ def descendants(table: dict[int, ProcEntry], root: int) -> set[int]:
     return found
 
 
+#: ``PF_EXITING`` in a process's flags (``/proc/PID/stat``): it is past its last instruction and
+#: on its way out (the kernel releases its memory and leaves its cgroups before it becomes a
+#: zombie, and that takes a while for a large process on a busy machine).
+PF_EXITING = 0x4
+
+
+def exiting(stat: bytes) -> bool:
+    """Whether a ``/proc/PID/stat`` line is a dying process's (:data:`PF_EXITING`).
+
+    >>> exiting(b"42 (py thon) R 1 42 42 0 -1 4194564 0 0")
+    True
+    >>> exiting(b"42 (python) S 1 42 42 0 -1 4194560 0 0")
+    False
+    """
+    try:
+        return bool(int(stat[stat.rfind(b")") + 2 :].split()[6]) & PF_EXITING)
+    except (IndexError, ValueError):
+        return False
+
+
 def real_uid(pid: int) -> int | None:
-    """Real uid of a live process; None if it is gone or a zombie (nothing left to kill)."""
+    """Real uid of a live process; None if it is gone, a zombie or dying (nothing left to
+    kill: a dying process has had its fatal signal)."""
+    uid = None
     try:
         with open(f"/proc/{pid}/status") as f:
             for line in f:
                 if line.startswith("State:") and line.split()[1] in ("Z", "X"):
                     return None
                 if line.startswith("Uid:"):
-                    return int(line.split()[1])
+                    uid = int(line.split()[1])
+                    break
+        if uid is None:
+            return None
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return None if exiting(f.read()) else uid
     except (OSError, ValueError, IndexError):
         return None
-    return None
 
 
 def processes_of_uids(uids: range) -> dict[int, list[int]]:

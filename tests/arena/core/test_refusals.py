@@ -25,6 +25,7 @@ from arena.core.errors import Refused
 from arena.core.throttles import Rate, Throttled
 from arena.duels.services import DuelError
 from arena.games.filters import FilterError
+from arena.games.seasons import SeasonError
 from arena.games.headtohead import HeadToHeadError
 from arena.games.reliability import ResumeError
 from arena.notifications.verification import VerificationError
@@ -50,6 +51,7 @@ STATUS: dict[type[Refused], int] = {
     TrialError: 400,
     NoOpponent: 503,
     NotPlayed: 409,
+    SeasonError: 400,
 }
 
 
