@@ -11,6 +11,7 @@ from arena.web import (
     notifications,
     passwords,
     runtimes,
+    schedules,
     tools,
     trials,
     views,
@@ -73,6 +74,13 @@ urlpatterns = [
     path("archive/<str:variant>/<str:month>.txt", views.ladder_archive, name="ladder-archive"),
     path("tournaments/", views.tournament_list, name="tournaments"),
     path("tournaments/new/", views.tournament_create, name="tournament-create"),
+    path("tournaments/schedules/", schedules.schedule_list, name="schedules"),
+    path("tournaments/schedules/<int:pk>/", schedules.schedule_detail, name="schedule"),
+    path(
+        "tournaments/schedules/<int:pk>/<str:action>/",
+        schedules.schedule_action,
+        name="schedule-action",
+    ),
     path("tournaments/<int:pk>/", views.tournament_detail, name="tournament"),
     path("tournaments/<int:pk>/games/", views.tournament_games, name="tournament-games"),
     path(

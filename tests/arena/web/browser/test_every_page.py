@@ -8,21 +8,24 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from django.utils import timezone
 from playwright.sync_api import Page, expect
 
 import engine
 from arena.admission import trials
-from arena.bots.models import BotVersion
+from arena.bots.models import Bot, BotVersion
 from arena.duels import services as duels
 from arena.games import services as games
 from arena.games.models import Match
 from arena.jobs import claims
 from arena.ratings import services as ratings
 from arena.referee.game import GameResult
+from arena.tournaments import schedules
 from arena.tournaments import services as tournaments
 from arena.tournaments.models import Tournament
 from arena.web.guide import TOPICS
@@ -84,6 +87,7 @@ class Arena:
     tournament: Tournament
     test: int
     challenge: int
+    schedule: int
 
 
 @pytest.fixture
@@ -114,7 +118,21 @@ def arena(user: Any, other_user: Any, anchor: BotVersion) -> Arena:
     retired = BotVersion.objects.get(bot=mine.bot, number=1)
     test = duels.start_test(user, mine, retired, variant="yinsh")
     challenge = duels.start_challenge(other_user, theirs, mine, variant="yinsh", games=4)
-    return Arena(user, other_user, Match.objects.get(pk=match.pk), cup, test.pk, challenge.pk)
+    weekly = schedules.create(
+        user,
+        name="Weekly Swiss of every opted-in bot",
+        variant="yinsh",
+        format="swiss",
+        time_control="5+0.1",
+        games_per_pair=2,
+        first_start=timezone.now() + timedelta(days=3),
+        interval_days=7,
+    )
+    weekly.tournaments.add(cup)
+    Bot.objects.filter(pk__in=[mine.bot_id, theirs.bot_id]).update(scheduled_events=True)
+    return Arena(
+        user, other_user, Match.objects.get(pk=match.pk), cup, test.pk, challenge.pk, weekly.pk
+    )
 
 
 #: Parts of pages that other code draws, which axe-core does not check: Swagger UI (the API
@@ -175,6 +193,8 @@ def test_every_public_page_fits_the_screen_and_its_buttons_are_legible(
         "/tournaments/",
         f"/tournaments/{arena.tournament.pk}/",
         f"/tournaments/{arena.tournament.pk}/games/",
+        "/tournaments/schedules/",
+        f"/tournaments/schedules/{arena.schedule}/",
         "/head-to-head/?a=runner&b=a-rather-long-bot-name-for-a-phone&variant=yinsh",
         "/archive/",
         "/accounts/password/reset/",
@@ -217,6 +237,8 @@ def test_every_page_of_a_signed_in_owner_fits_the_screen_and_its_buttons_are_leg
         "/bots/runner/challenge/",
         f"/matches/{arena.match.pk}/",
         "/tournaments/new/",
+        "/tournaments/schedules/",
+        f"/tournaments/schedules/{arena.schedule}/",
         f"/tournaments/{arena.tournament.pk}/",
         f"/tests/{arena.test}/",
         "/accounts/notifications/",
