@@ -27,6 +27,7 @@ from arena.bots.models import Bot, BotVersion, Variant
 from arena.core.errors import Refused
 from arena.notifications.models import Event
 from arena.notifications.services import notify
+from arena.referee.jsontypes import JSON
 from arena.tournaments import limits, services
 from arena.tournaments.models import Schedule, Tournament
 from arena.tournaments.services import TournamentError
@@ -358,6 +359,6 @@ def announce_started(tournament: Tournament, schedule: Schedule) -> None:
                 "variant": tournament.variant,
                 "format": tournament.format,
                 "entrants": len(entries),
-                "yours": labels,
+                "yours": list[JSON](labels),
             },
         )

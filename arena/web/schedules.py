@@ -131,10 +131,13 @@ def schedule_action(request: AuthenticatedHttpRequest, pk: int, action: str) -> 
         schedules.delete(request.user, s)
         messages.success(request, f"{s.name} is deleted; the tournaments it started stay.")
         return redirect("schedules")
-    act = {"pause": schedules.pause, "resume": schedules.resume}
-    if action not in act:
+    if action == "pause":
+        done = schedules.pause(request.user, s)
+    elif action == "resume":
+        done = schedules.resume(request.user, s)
+    else:
         raise Http404
-    if act[action](request.user, s):
+    if done:
         messages.success(request, SCHEDULE_ACTION_DONE[action].format(name=s.name))
     else:
         messages.warning(request, f"{s.name} cannot {action} now (it is {s.status}).")
