@@ -383,6 +383,8 @@ BROKER_RESEND_AFTER_S = env_int("ARENA_BROKER_RESEND_AFTER", 30)
 LADDER_INTERVAL_S = env_int("ARENA_LADDER_INTERVAL", 10)
 SWEEP_INTERVAL_S = env_int("ARENA_SWEEP_INTERVAL", 5)
 RATING_INTERVAL_S = env_int("ARENA_RATING_INTERVAL", 15)
+#: ... and of the check for scheduled tournaments that are due.
+SCHEDULE_INTERVAL_S = env_int("ARENA_SCHEDULE_INTERVAL", 60)
 #: A worker touches this file every ``WORKER_ALIVE_EVERY_S`` seconds from its event loop (and
 #: removes it when it stops): what a container's health check looks at (``arena.celery.Alive``).
 #: Empty: no file.
@@ -446,6 +448,7 @@ CELERY_BEAT_SCHEDULE: dict[str, BeatEntry] = {
     "sweep": _every("arena.jobs.tasks.sweep", SWEEP_INTERVAL_S),
     "ratings": _every("arena.ratings.tasks.refresh_ratings", RATING_INTERVAL_S),
     "seasons": _every("arena.games.tasks.close_ended_seasons", SEASON_CHECK_INTERVAL_S),
+    "schedules": _every("arena.tournaments.tasks.start_scheduled", SCHEDULE_INTERVAL_S),
 }
 
 # The embedded defaults keep the databases under VAR_DIR: make sure it exists (the bot store

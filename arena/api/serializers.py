@@ -185,6 +185,7 @@ class BotSerializer(serializers.ModelSerializer):
             "trusted",
             "rated_challenges",
             "rated_tournaments",
+            "scheduled_events",
             "created_at",
             "versions",
         )
@@ -243,16 +244,21 @@ class BotUpdateSerializer(serializers.ModelSerializer):
         help_text="Let other people include the bot in rated tournaments (its owner's own may "
         "always be rated; built-in bots always accept).",
     )
+    scheduled_events = StrictBooleanField(
+        required=False,
+        help_text="Enter the bot in scheduled (recurring) tournaments of the variants it plays.",
+    )
 
     class Meta:
         model = Bot
-        fields = ("description", "rated_challenges", "rated_tournaments")
+        fields = ("description", "rated_challenges", "rated_tournaments", "scheduled_events")
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         # A change that names no field is a mistake (a null body, a form that lost its fields).
         if not attrs:
             raise serializers.ValidationError(
-                "nothing to change: give description, rated_challenges or rated_tournaments"
+                "nothing to change: give description, rated_challenges, rated_tournaments or "
+                "scheduled_events"
             )
         return attrs
 

@@ -4,7 +4,7 @@ from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
-from arena.api import duels, seasons, tournaments, trials, views
+from arena.api import duels, schedules, seasons, tournaments, trials, views
 
 router = DefaultRouter()
 router.register("bots", views.BotViewSet, basename="api-bot")
@@ -15,6 +15,7 @@ router.register("ratings", views.RatingViewSet, basename="api-rating")
 router.register("seasons", seasons.SeasonViewSet, basename="api-season")
 router.register("duels", duels.DuelViewSet, basename="api-duel")
 router.register("trials", trials.TrialViewSet, basename="api-trial")
+router.register("schedules", schedules.ScheduleViewSet, basename="api-schedule")
 
 urlpatterns = [
     path("token/", views.TokenView.as_view(), name="api-token"),

@@ -118,8 +118,9 @@ class BotViewSet(
 
     @extend_schema(request=s.BotUpdateSerializer, responses=s.BotSerializer)
     def partial_update(self, request: Request, name: str) -> Response:
-        """Change the description, and whether the bot accepts rated challenges and other
-        people's rated tournaments (owner only)."""
+        """Change the description, whether the bot accepts rated challenges and other
+        people's rated tournaments, and whether it enters scheduled tournaments (owner
+        only)."""
         bot = self.get_object()
         data = s.BotUpdateSerializer(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
@@ -130,6 +131,7 @@ class BotViewSet(
             description=description,
             rated_challenges=data.validated_data.get("rated_challenges"),
             rated_tournaments=data.validated_data.get("rated_tournaments"),
+            scheduled_events=data.validated_data.get("scheduled_events"),
         )
         return Response(s.BotSerializer(bot, context=self.get_serializer_context()).data)
 

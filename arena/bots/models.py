@@ -84,6 +84,14 @@ class Bot(models.Model):
         db_default=False,
         help_text="Let other people include this bot in rated tournaments.",
     )
+    #: Whether the bot enters scheduled (recurring) tournaments (arena.tournaments.schedules):
+    #: each event takes every opted-in active bot that plays its variant. Built-in bots follow
+    #: the same setting (off unless an operator turns it on).
+    scheduled_events = models.BooleanField(
+        default=False,
+        db_default=False,
+        help_text="Enter this bot in the arena's scheduled (recurring) tournaments.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

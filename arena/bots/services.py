@@ -308,9 +308,11 @@ def update_bot(
     description: str,
     rated_challenges: bool | None = None,
     rated_tournaments: bool | None = None,
+    scheduled_events: bool | None = None,
 ) -> Bot:
     """Change a bot's description, and whether it accepts rated challenges and other
-    people's rated tournaments when given (owner only); the name never changes."""
+    people's rated tournaments and enters scheduled tournaments when given (owner only); the
+    name never changes."""
     _require_manager(user, bot)
     bot.description = description.strip()
     fields = ["description"]
@@ -320,6 +322,9 @@ def update_bot(
     if rated_tournaments is not None:
         bot.rated_tournaments = rated_tournaments
         fields.append("rated_tournaments")
+    if scheduled_events is not None:
+        bot.scheduled_events = scheduled_events
+        fields.append("scheduled_events")
     bot.save(update_fields=fields)
     return bot
 

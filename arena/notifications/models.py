@@ -21,6 +21,8 @@ class Event(models.TextChoices):
     CHECK_FINISHED = "check_finished", "a check of my bot finished"
     TEST_FINISHED = "test_finished", "a test of my bot finished"
     TOURNAMENT_FINISHED = "tournament_finished", "a tournament I organised or played finished"
+    TOURNAMENT_STARTED = "tournament_started", "a scheduled tournament my bot entered started"
+    SCHEDULE_SKIPPED = "schedule_skipped", "a tournament I scheduled could not start"
     VERSION_FAILING = "version_failing", "a version of my bot fails often"
     #: The settings page's "send a test notification": always sent, whatever the events chosen.
     TEST = "test", "a test notification"

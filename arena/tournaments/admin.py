@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from arena.tournaments.models import Bye, Entry, Tournament
+from arena.tournaments.models import Bye, Entry, Schedule, Tournament
 
 
 class EntryInline(admin.TabularInline):
@@ -35,3 +35,22 @@ class TournamentAdmin(admin.ModelAdmin):
     search_fields = ("name", "organiser__username")
     raw_id_fields = ("organiser",)
     inlines = [EntryInline, ByeInline]
+
+
+@admin.register(Schedule)
+class ScheduleAdmin(admin.ModelAdmin):
+    list_display = (
+        "name",
+        "organiser",
+        "format",
+        "variant",
+        "time_control",
+        "rated",
+        "next_start",
+        "interval_days",
+        "status",
+        "last_tournament",
+    )
+    list_filter = ("status", "format", "variant")
+    search_fields = ("name", "organiser__username")
+    raw_id_fields = ("organiser", "last_tournament", "tournaments")

@@ -15,3 +15,6 @@ MAX_GAMES_PER_PAIR = 100
 DEFAULT_GAMES_PER_PAIR = 2
 #: A knockout's tie-break mini-matches in a level tie before the higher seed goes through.
 MAX_TIEBREAKS = 2
+#: A schedule's interval between events, in days (weekly is 7).
+MIN_INTERVAL_DAYS = 1
+MAX_INTERVAL_DAYS = 365

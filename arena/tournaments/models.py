@@ -138,3 +138,65 @@ class Bye(models.Model):
 
     def __str__(self) -> str:
         return f"{self.entry.version} has a bye in round {self.round} of {self.tournament}"
+
+
+class Schedule(models.Model):
+    """A recurring tournament: every ``interval_days`` days from ``next_start`` its organiser's
+    tournament of every opted-in bot (:attr:`arena.bots.models.Bot.scheduled_events`) that
+    plays the variant is started (:mod:`arena.tournaments.schedules`), with the settings
+    :func:`arena.tournaments.services.create` takes."""
+
+    class Status(models.TextChoices):
+        ACTIVE = "active", "active"
+        PAUSED = "paused", "paused"
+
+    name = models.CharField(max_length=limits.NAME_MAX_LENGTH)
+    organiser = models.ForeignKey(
+        settings.AUTH_USER_MODEL, models.CASCADE, related_name="tournament_schedules"
+    )
+    variant = models.CharField(max_length=10, choices=Variant.choices)
+    time_control = models.CharField(max_length=limits.TIME_CONTROL_MAX_LENGTH)
+    format = models.CharField(
+        max_length=20, choices=Tournament.Format.choices, default=Tournament.Format.ROUND_ROBIN
+    )
+    games_per_pair = models.PositiveIntegerField()
+    #: A Swiss's rounds (None: its usual length for the entrants it gets; other formats: None).
+    rounds = models.PositiveSmallIntegerField(null=True, blank=True)
+    rated = models.BooleanField(default=False)
+    #: When the next event starts; moved on by the interval as each one is due.
+    next_start = models.DateTimeField()
+    interval_days = models.PositiveSmallIntegerField()
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE)
+    #: Every tournament it started, the latest as ``last_tournament``.
+    tournaments = models.ManyToManyField(Tournament, blank=True, related_name="schedules")
+    last_tournament = models.ForeignKey(
+        Tournament, models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["next_start", "id"]
+        indexes = [models.Index(fields=["status", "next_start"], name="schedule_due_idx")]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(status__in=["active", "paused"]), name="schedule_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(interval_days__gte=limits.MIN_INTERVAL_DAYS)
+                & Q(interval_days__lte=limits.MAX_INTERVAL_DAYS),
+                name="schedule_interval_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(games_per_pair__gte=1), name="schedule_games_positive"
+            ),
+            models.CheckConstraint(
+                condition=Q(format="swiss") | Q(rounds__isnull=True),
+                name="schedule_rounds_only_swiss",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("schedule", args=[self.pk])

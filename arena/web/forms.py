@@ -95,15 +95,19 @@ class VersionUploadForm(forms.Form):
 class BotEditForm(forms.ModelForm):
     class Meta:
         model = Bot
-        fields = ("description", "rated_challenges", "rated_tournaments")
+        fields = ("description", "rated_challenges", "rated_tournaments", "scheduled_events")
         widgets = {"description": forms.Textarea(attrs={"rows": 4})}
         labels = {
             "rated_challenges": "Accept rated challenges",
             "rated_tournaments": "Accept rated tournaments",
+            "scheduled_events": "Enter scheduled tournaments",
         }
         help_texts = {
             "rated_tournaments": "Let other people include this bot in rated tournaments (your "
-            "own tournaments may always be rated; built-in bots always accept)."
+            "own tournaments may always be rated; built-in bots always accept).",
+            "scheduled_events": "Enter this bot in the arena's recurring tournaments (each "
+            "event takes every opted-in bot that plays its variant; a rated event only those "
+            "that accept rated tournaments).",
         }
 
 

@@ -11,6 +11,7 @@ from arena.web import (
     notifications,
     passwords,
     runtimes,
+    schedules,
     seasons,
     tools,
     trials,
@@ -77,6 +78,13 @@ urlpatterns = [
     path("seasons/<int:pk>/standings.csv", seasons.season_standings, name="season-standings"),
     path("tournaments/", views.tournament_list, name="tournaments"),
     path("tournaments/new/", views.tournament_create, name="tournament-create"),
+    path("tournaments/schedules/", schedules.schedule_list, name="schedules"),
+    path("tournaments/schedules/<int:pk>/", schedules.schedule_detail, name="schedule"),
+    path(
+        "tournaments/schedules/<int:pk>/<str:action>/",
+        schedules.schedule_action,
+        name="schedule-action",
+    ),
     path("tournaments/<int:pk>/", views.tournament_detail, name="tournament"),
     path("tournaments/<int:pk>/games/", views.tournament_games, name="tournament-games"),
     path(

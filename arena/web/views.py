@@ -289,6 +289,7 @@ def bot_edit(request: AuthenticatedHttpRequest, name: str) -> HttpResponse:
             description=form.cleaned_data["description"],
             rated_challenges=form.cleaned_data["rated_challenges"],
             rated_tournaments=form.cleaned_data["rated_tournaments"],
+            scheduled_events=form.cleaned_data["scheduled_events"],
         )
         return redirect(bot)
     return render(request, "web/bot_edit.html", {"form": form, "bot": bot})

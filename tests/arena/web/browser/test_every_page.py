@@ -8,15 +8,17 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from django.utils import timezone
 from playwright.sync_api import Page, expect
 
 import engine
 from arena.admission import trials
-from arena.bots.models import BotVersion
+from arena.bots.models import Bot, BotVersion
 from arena.duels import services as duels
 from arena.games import seasons
 from arena.games import services as games
@@ -24,6 +26,7 @@ from arena.games.models import Match
 from arena.jobs import claims
 from arena.ratings import services as ratings
 from arena.referee.game import GameResult
+from arena.tournaments import schedules
 from arena.tournaments import services as tournaments
 from arena.tournaments.models import Tournament
 from arena.web.guide import TOPICS
@@ -79,7 +82,7 @@ class Arena:
     """A site with something on every page: bots of two owners, a rated ladder game, a
     round robin under way, a Swiss with its tie-breaks and byes, a gauntlet, a knockout's
     bracket played to its champion, a test and a challenge, a season of the ladder closed and
-    the next one open."""
+    the next one open, a weekly scheduled event."""
 
     owner: Any
     rival: Any
@@ -92,6 +95,7 @@ class Arena:
     swiss: Tournament
     gauntlet: Tournament
     knockout: Tournament
+    schedule: int
 
 
 def play_rounds(t: Tournament, rounds: int, seed: int) -> None:
@@ -160,6 +164,18 @@ def arena(user: Any, other_user: Any, anchor: BotVersion) -> Arena:
     seasons.close_season(first)
     second = seasons.open_season("yinsh", division_size=2, movers=1)
     finish(queued_match(longest, mine, variant="yinsh"), 6)
+    weekly = schedules.create(
+        user,
+        name="Weekly Swiss of every opted-in bot",
+        variant="yinsh",
+        format="swiss",
+        time_control="5+0.1",
+        games_per_pair=2,
+        first_start=timezone.now() + timedelta(days=3),
+        interval_days=7,
+    )
+    weekly.tournaments.add(cup)
+    Bot.objects.filter(pk__in=[mine.bot_id, theirs.bot_id]).update(scheduled_events=True)
     return Arena(
         user,
         other_user,
@@ -172,6 +188,7 @@ def arena(user: Any, other_user: Any, anchor: BotVersion) -> Arena:
         swiss,
         gauntlet,
         knockout,
+        weekly.pk,
     )
 
 
@@ -236,6 +253,8 @@ def test_every_public_page_fits_the_screen_and_its_buttons_are_legible(
         f"/tournaments/{arena.swiss.pk}/",
         f"/tournaments/{arena.gauntlet.pk}/",
         f"/tournaments/{arena.knockout.pk}/",
+        "/tournaments/schedules/",
+        f"/tournaments/schedules/{arena.schedule}/",
         "/head-to-head/?a=runner&b=a-rather-long-bot-name-for-a-phone&variant=yinsh",
         "/archive/",
         "/seasons/",
@@ -281,6 +300,8 @@ def test_every_page_of_a_signed_in_owner_fits_the_screen_and_its_buttons_are_leg
         "/bots/runner/challenge/",
         f"/matches/{arena.match.pk}/",
         "/tournaments/new/",
+        "/tournaments/schedules/",
+        f"/tournaments/schedules/{arena.schedule}/",
         f"/tournaments/{arena.tournament.pk}/",
         f"/tests/{arena.test}/",
         "/accounts/notifications/",
