@@ -20,6 +20,7 @@ from arena.api.serializers import (
     FilterSerializer,
     InputSerializer,
     StrictBooleanField,
+    StrictCharField,
     _absolute,
 )
 from arena.bots.models import BotVersion, Variant
@@ -181,7 +182,7 @@ class DuelCreateSerializer(InputSerializer[DuelCreate]):
         min_value=1, max_value=_MAX_ID, help_text="The opponent version's id."
     )
     variant = serializers.ChoiceField(choices=Variant.choices)
-    time_control = serializers.CharField(max_length=limits.TIME_CONTROL_MAX_LENGTH, required=False)
+    time_control = StrictCharField(max_length=limits.TIME_CONTROL_MAX_LENGTH, required=False)
     elo0 = serializers.FloatField(
         required=False, min_value=-1000, max_value=1000, help_text="A test's H0 (default 0)."
     )

@@ -14,7 +14,7 @@ from rest_framework.exceptions import PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from arena.api.serializers import InputSerializer, StrictBooleanField, _absolute
+from arena.api.serializers import InputSerializer, StrictBooleanField, StrictCharField, _absolute
 from arena.bots.models import Variant
 from arena.tournaments import limits, schedules
 from arena.tournaments import services as tournaments
@@ -86,12 +86,12 @@ class ScheduleCreate(TypedDict):
 
 
 class ScheduleCreateSerializer(InputSerializer[ScheduleCreate]):
-    name = serializers.CharField(max_length=limits.NAME_MAX_LENGTH)
+    name = StrictCharField(max_length=limits.NAME_MAX_LENGTH)
     variant = serializers.ChoiceField(choices=Variant.choices)
     format = serializers.ChoiceField(
         choices=Tournament.Format.choices, default=Tournament.Format.ROUND_ROBIN
     )
-    time_control = serializers.CharField(
+    time_control = StrictCharField(
         max_length=limits.TIME_CONTROL_MAX_LENGTH, default=limits.DEFAULT_TIME_CONTROL
     )
     games_per_pair = serializers.IntegerField(
@@ -125,7 +125,7 @@ class ScheduleUpdate(TypedDict, total=False):
 
 
 class ScheduleUpdateSerializer(InputSerializer[ScheduleUpdate]):
-    name = serializers.CharField(max_length=limits.NAME_MAX_LENGTH, required=False)
+    name = StrictCharField(max_length=limits.NAME_MAX_LENGTH, required=False)
     status = serializers.ChoiceField(
         choices=Schedule.Status.choices, required=False, help_text="Pause or resume."
     )

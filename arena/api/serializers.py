@@ -52,6 +52,15 @@ class InputSerializer(serializers.Serializer, Generic[Data]):
 PROVISIONAL_HELP = "Fitted from fewer games than the arena trusts (ARENA_RATING_PROVISIONAL_GAMES)."
 
 
+class StrictCharField(serializers.CharField):
+    """Text: a JSON string (not a number or a boolean, which DRF's CharField turns into text)."""
+
+    def to_internal_value(self, data: object) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return str(super().to_internal_value(data))
+
+
 class StrictBooleanField(serializers.BooleanField):
     """true or false: a JSON boolean, or the words in a query string or a form (not 0, 1, "yes"
     or "on", which DRF's BooleanField also takes)."""
@@ -236,6 +245,9 @@ class VersionCreateSerializer(InputSerializer[VersionCreate]):
 
 
 class BotUpdateSerializer(serializers.ModelSerializer):
+    description = StrictCharField(
+        required=False, allow_blank=True, max_length=DESCRIPTION_MAX_LENGTH
+    )
     rated_challenges = StrictBooleanField(
         required=False, help_text="Accept rated challenges (when the challenger asks)."
     )

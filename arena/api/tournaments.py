@@ -18,7 +18,7 @@ from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from arena.api.serializers import DetailSerializer, InputSerializer, _absolute
+from arena.api.serializers import DetailSerializer, InputSerializer, StrictCharField, _absolute
 from arena.bots.models import Bot, Variant
 from arena.games import downloads
 from arena.referee.jsontypes import JSONObject
@@ -95,7 +95,7 @@ class TournamentCreate(TypedDict):
 
 
 class TournamentCreateSerializer(InputSerializer[TournamentCreate]):
-    name = serializers.CharField(max_length=limits.NAME_MAX_LENGTH)
+    name = StrictCharField(max_length=limits.NAME_MAX_LENGTH)
     format = serializers.ChoiceField(
         choices=Tournament.Format.choices,
         default=Tournament.Format.ROUND_ROBIN,
@@ -104,7 +104,7 @@ class TournamentCreateSerializer(InputSerializer[TournamentCreate]):
         "knockout (a bracket seeded by rating).",
     )
     variant = serializers.ChoiceField(choices=Variant.choices)
-    time_control = serializers.CharField(
+    time_control = StrictCharField(
         max_length=limits.TIME_CONTROL_MAX_LENGTH, default=limits.DEFAULT_TIME_CONTROL
     )
     games_per_pair = serializers.IntegerField(
@@ -197,7 +197,7 @@ class TieSerializer(serializers.Serializer):
 
 class BracketRoundSerializer(serializers.Serializer):
     number = serializers.IntegerField()
-    name = serializers.CharField()
+    name = StrictCharField()
     ties = serializers.ListField(
         child=TieSerializer(allow_null=True),
         help_text="In bracket order (the winners of ties 2j and 2j + 1 meet next); null: not "

@@ -17,7 +17,13 @@ from rest_framework.response import Response
 
 from arena.admission import trials
 from arena.admission.models import Colour, Trial
-from arena.api.serializers import DetailSerializer, InputSerializer, VersionSerializer, _absolute
+from arena.api.serializers import (
+    DetailSerializer,
+    InputSerializer,
+    StrictCharField,
+    VersionSerializer,
+    _absolute,
+)
 from arena.bots.models import NAME_MAX_LENGTH, Bot, BotVersion, Variant
 from arena.referee.jsontypes import JSON
 
@@ -112,12 +118,12 @@ class TrialCreateSerializer(InputSerializer[TrialCreate]):
     colour = serializers.ChoiceField(
         choices=Colour.choices, default=Colour.WHITE, help_text="The colour the upload plays."
     )
-    opponent = serializers.CharField(
+    opponent = StrictCharField(
         required=False,
         max_length=NAME_MAX_LENGTH,
         help_text="The name of the bot whose active version it plays (default: random).",
     )
-    bot = serializers.CharField(
+    bot = StrictCharField(
         required=False,
         max_length=NAME_MAX_LENGTH,
         help_text="Your bot it would be a new version of (publishing then adds a version).",
@@ -125,7 +131,7 @@ class TrialCreateSerializer(InputSerializer[TrialCreate]):
 
 
 class PublishSerializer(InputSerializer[dict[str, str]]):
-    name = serializers.CharField(
+    name = StrictCharField(
         required=False,
         allow_blank=True,
         max_length=NAME_MAX_LENGTH,

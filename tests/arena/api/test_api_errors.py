@@ -124,3 +124,16 @@ def test_a_body_that_is_not_json_is_a_400_on_every_operation(
             ("patch", "/api/bots/{name}/"),
         ]:
             assert expected in read
+
+
+@pytest.mark.django_db
+def test_text_fields_take_only_json_strings(user: Any) -> None:
+    """A number or a boolean where text is asked for is a 400, not text made of it."""
+    make_version(user, "texty")
+    api = client_for(user)
+    for value in (0, 1.5, True):
+        r = api.patch("/api/bots/texty/", {"description": value}, format="json")
+        assert r.status_code == 400 and "description" in r.json(), (value, r.content)
+    assert api.get("/api/bots/texty/").json()["description"] == ""
+    r = api.patch("/api/bots/texty/", {"description": "plays fast"}, format="json")
+    assert r.status_code == 200 and r.json()["description"] == "plays fast"

@@ -25,9 +25,9 @@ from arena.core.errors import Refused
 from arena.core.throttles import Rate, Throttled
 from arena.duels.services import DuelError
 from arena.games.filters import FilterError
-from arena.games.seasons import SeasonError
 from arena.games.headtohead import HeadToHeadError
 from arena.games.reliability import ResumeError
+from arena.games.seasons import SeasonError
 from arena.notifications.verification import VerificationError
 from arena.notifications.webhook import WebhookError
 from arena.tournaments.services import TournamentError
