@@ -507,6 +507,7 @@ SPECTACULAR_SETTINGS = {
         "DuelKindEnum": "arena.duels.models.Duel.Kind",
         "TrialStatusEnum": "arena.admission.models.TrialStatus",
         "SeasonStatusEnum": "arena.games.models.Season.Status",
+        "ScheduleStatusEnum": "arena.tournaments.models.Schedule.Status",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

@@ -11,7 +11,13 @@ from tests.arena.conftest import QUEUE
 
 
 def test_each_periodic_task_goes_to_the_periodic_queue_and_expires_after_its_interval() -> None:
-    assert set(settings.CELERY_BEAT_SCHEDULE) == {"ladder", "sweep", "ratings", "seasons"}
+    assert set(settings.CELERY_BEAT_SCHEDULE) == {
+        "ladder",
+        "sweep",
+        "ratings",
+        "seasons",
+        "schedules",
+    }
     for entry in settings.CELERY_BEAT_SCHEDULE.values():
         assert entry["options"] == {"queue": settings.PERIODIC_QUEUE, "expires": entry["schedule"]}
 

@@ -372,7 +372,14 @@ def test_the_settings_api(user: Any, settings: Any) -> None:
         "email_verified": False,
         "webhook": False,
         "webhook_url": "",
-        "events": ["check_finished", "test_finished", "tournament_finished", "version_failing"],
+        "events": [
+            "check_finished",
+            "test_finished",
+            "tournament_finished",
+            "tournament_started",
+            "schedule_skipped",
+            "version_failing",
+        ],
     }
     r = api.patch(
         "/api/notifications/settings/",

@@ -27,7 +27,12 @@ def test_the_owner_edits_the_notification_settings(
     expect(page.get_by_text("Your notification settings were saved.")).to_be_visible()
     assert_fits_the_screen(page)
     prefs = NotificationSettings.objects.get(user=user)
-    assert prefs.events == ["check_finished", "version_failing"]
+    assert prefs.events == [
+        "check_finished",
+        "tournament_started",
+        "schedule_skipped",
+        "version_failing",
+    ]
     assert prefs.email and not prefs.webhook
     assert page.get_by_label("a check of my bot finished").is_checked()
     assert not page.get_by_label("a test of my bot finished").is_checked()
