@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import select
+import signal
+import subprocess
+import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import engine
@@ -61,3 +67,38 @@ def processes_with_cmdline(fragment: bytes, uids: range | None = None) -> list[i
             except OSError:
                 pass
     return found
+
+
+def read_until(proc: subprocess.Popen[bytes], needle: str, timeout: float) -> str:
+    """What ``proc`` wrote to its stdout until ``needle`` appeared (fails after ``timeout``)."""
+    assert proc.stdout is not None
+    seen = ""
+    deadline = time.monotonic() + timeout
+    while needle not in seen:
+        left = deadline - time.monotonic()
+        assert left > 0, f"{needle!r} did not appear in time; output so far:\n{seen}"
+        ready, _, _ = select.select([proc.stdout], [], [], left)
+        if ready:
+            chunk = os.read(proc.stdout.fileno(), 65536).decode()
+            if not chunk:
+                break
+            seen += chunk
+    return seen
+
+
+def interrupted(
+    args: Sequence[str], env: dict[str, str], *, after: str = "done", timeout: float = 120
+) -> tuple[int, str]:
+    """Run a command until it writes ``after``, then press Ctrl-C (SIGINT): its exit status and
+    everything it wrote."""
+    proc = subprocess.Popen(
+        args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+    )
+    try:
+        first = read_until(proc, after, timeout=timeout)
+        proc.send_signal(signal.SIGINT)
+        rest, _ = proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return proc.returncode, first + rest.decode()

@@ -2,13 +2,10 @@
 
 import json
 import os
-import select
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
@@ -17,7 +14,7 @@ from django.core.management import CommandError, call_command
 import engine
 from arena.referee.tournament import Tournament
 
-from .games import BOTS, ROOT, TEST_BOTS
+from .games import BOTS, ROOT, TEST_BOTS, interrupted
 
 
 @pytest.fixture(autouse=True)
@@ -215,21 +212,6 @@ def test_tournament_refuses_to_overwrite_and_to_resume_nothing(tmp_path):
         run("tournament", str(BOTS / "random"), "--out", str(tmp_path))
 
 
-def _read_until(proc: subprocess.Popen, needle: str, timeout: float) -> str:
-    seen = ""
-    deadline = time.monotonic() + timeout
-    while needle not in seen:
-        left = deadline - time.monotonic()
-        assert left > 0, f"{needle!r} did not appear in time; output so far:\n{seen}"
-        ready, _, _ = select.select([proc.stdout], [], [], left)
-        if ready:
-            chunk = os.read(proc.stdout.fileno(), 65536).decode()
-            if not chunk:
-                break
-            seen += chunk
-    return seen
-
-
 def test_an_interrupted_tournament_keeps_its_games_and_resumes(tmp_path, sandbox_dir):
     out = tmp_path / "t"
     bots = [str(BOTS / b) for b in ("greedy", "search", "random")]
@@ -248,18 +230,8 @@ def test_an_interrupted_tournament_keeps_its_games_and_resumes(tmp_path, sandbox
         "--out",
         str(out),
     ]
-    proc = subprocess.Popen(
-        args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
-    )
-    try:
-        first = _read_until(proc, "done", timeout=120)
-        proc.send_signal(signal.SIGINT)
-        rest, _ = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    first += rest.decode()
-    assert proc.returncode == 130, first
+    status, first = interrupted(args, env)
+    assert status == 130, first
     assert "interrupted:" in first and "--resume" in first
     state = json.loads((out / "tournament.json").read_text())
     kept = {g["number"] for g in state["games"]}

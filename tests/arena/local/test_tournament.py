@@ -3,12 +3,9 @@ table printed, its records enough to rebuild the table, and an interrupted knock
 
 import json
 import os
-import select
 import shutil
-import signal
 import subprocess
 import sys
-import time
 from collections import Counter, defaultdict
 from io import StringIO
 from pathlib import Path
@@ -21,7 +18,7 @@ from arena import stats
 from arena.local.management.commands import tournament as command
 from arena.referee import RefereeError
 from arena.referee.tournament import Tournament
-from tests.referee.games import BOTS, ROOT
+from tests.referee.games import BOTS, ROOT, interrupted
 
 pytestmark = pytest.mark.usefixtures("command_sandbox_dir")
 
@@ -209,21 +206,6 @@ def rebuild_bracket(out: Path) -> list[list[tuple[str, str, str]]]:
     return bracket
 
 
-def read_until(proc: subprocess.Popen, needle: str, timeout: float) -> str:
-    seen = ""
-    deadline = time.monotonic() + timeout
-    while needle not in seen:
-        left = deadline - time.monotonic()
-        assert left > 0, f"{needle!r} did not appear in time; output so far:\n{seen}"
-        ready, _, _ = select.select([proc.stdout], [], [], left)
-        if ready:
-            chunk = os.read(proc.stdout.fileno(), 65536).decode()
-            if not chunk:
-                break
-            seen += chunk
-    return seen
-
-
 def test_an_interrupted_knockout_resumes_and_its_records_rebuild_its_bracket(
     tmp_path, command_sandbox_dir
 ):
@@ -245,18 +227,8 @@ def test_an_interrupted_knockout_resumes_and_its_records_rebuild_its_bracket(
         "--out",
         str(out),
     ]
-    proc = subprocess.Popen(
-        args, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
-    )
-    try:
-        first = read_until(proc, "done", timeout=120)
-        proc.send_signal(signal.SIGINT)
-        rest, _ = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    first += rest.decode()
-    assert proc.returncode == 130, first
+    status, first = interrupted(args, env)
+    assert status == 130, first
     assert "knockout of 3 rounds, mini-matches of 2 games, up to 1 tie-break pairs" in first
     assert "Round 1: r4 - r5; bye: random, greedy, r3" in first
     assert "interrupted:" in first and "--resume" in first
