@@ -5,11 +5,14 @@ run small, and their figures are not checked: a benchmark's figures are its own 
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from django.conf import settings
+from django.db import connection
 
 from arena.bots.models import Bot
 from arena.games.models import Match
@@ -99,4 +102,15 @@ def test_the_ladder_benchmark_splits_a_games_time_through_a_real_worker(
     assert "the arena's overhead: " in out and "% of its wall time" in out
     assert "games/min with 1 pool process(es)" in out
     assert "the worker's Python processes (bots left out): 2;" in out
+    if connection.vendor == "postgresql":
+        # The main process's connection, the pool process's and its sidecar's (which the
+        # samples may miss in so short a run); other tests' connections are not there (the
+        # test database is this process's own).
+        held = re.search(r"database connections held by the worker: at most (\d+) at once", out)
+        assert held is not None and 2 <= int(held[1]) <= 3, out
+        assert re.search(r"per game: [0-9.]+ database commits, [0-9.]+ rows written", out)
+    else:
+        assert "database connections" not in out and "database commits" not in out
+    if str(settings.CELERY_BROKER_URL).startswith("redis"):
+        assert re.search(r"[0-9.]+ Redis commands, [0-9.]+ Redis bytes in and out", out)
     assert not Bot.objects.filter(name__startswith=ladder.PREFIX).exists()  # removed

@@ -19,6 +19,12 @@ broker). It prints the overhead in milliseconds and as a share of a game's wall 
 minute, and the worker's Python processes (its bots left out) with their largest resident
 memory. It uses the configured database and broker (set DATABASE_URL / REDIS_URL to measure
 PostgreSQL and Redis) and removes what it made.
+
+For the capacity table of docs/deployment.md it also counts, on PostgreSQL, the connections the
+worker's processes hold to the database (the most seen at once) and the database's commits and
+rows written per game (``pg_stat_database``: use a database of the run's own, nothing else may
+write there meanwhile), and with Redis the commands and bytes the Redis server handled per game
+(``INFO stats``: the whole server's, so give it a Redis of its own).
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import re
 import statistics
 import tempfile
 import threading
+import time
 import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -37,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 
 from arena.bots import services as bots
 from arena.bots.models import Bot, BotVersion
@@ -140,6 +147,8 @@ class Report:
     span_s: float
     processes: int
     rss_mib: dict[str, float]
+    traffic: dict[str, float] = field(default_factory=dict)
+    connections: int | None = None
 
     def text(self) -> str:
         runtime, own = statistics.mean(self.runtime_s), statistics.mean(self.bots_s)
@@ -158,6 +167,15 @@ class Report:
             f"the worker's Python processes (bots left out): {self.processes}; largest resident "
             "memory: " + ", ".join(f"{k} {v:.0f} MiB" for k, v in sorted(self.rss_mib.items())),
         ]
+        if self.connections is not None:
+            lines.append(
+                f"database connections held by the worker: at most {self.connections} at once"
+            )
+        if self.traffic:
+            lines.append(
+                "per game: "
+                + ", ".join(f"{v / self.games:.1f} {k}" for k, v in self.traffic.items())
+            )
         return "\n".join(lines)
 
 
@@ -182,11 +200,13 @@ def _play(versions: list[BotVersion], n: int, c: int, tc: str, variant: str) -> 
             ids.append(m.pk)
     with tempfile.TemporaryDirectory(prefix="bench-ladder-") as tmp:
         log = Path(tmp) / "worker.log"
+        before = _traffic()
         with Worker(queue, c, log, loglevel="INFO") as worker:
             sampler = _Sampler(worker.pid)
             sampler.start()
             worker.play(ids)
             sampler.stop()
+        after = _traffic()
         tasks = Tasks.read(log.read_text(errors="replace").splitlines())
     aborted = Match.objects.filter(pk__in=ids, status="aborted").count()
     if aborted:
@@ -206,7 +226,43 @@ def _play(versions: list[BotVersion], n: int, c: int, tc: str, variant: str) -> 
         span_s=(ends[-1] - ends[0]).total_seconds(),
         processes=sampler.most,
         rss_mib=sampler.rss_mib,
+        traffic={k: after[k] - before[k] for k in before},
+        connections=sampler.connections,
     )
+
+
+def _postgres() -> bool:
+    return bool(connection.vendor == "postgresql")
+
+
+def _traffic() -> dict[str, float]:
+    """The database's and the broker's counters so far (what each has; nothing on SQLite and
+    the file broker). The database's statistics reach ``pg_stat_database`` when a backend's
+    transaction ends or it goes idle (within a second): the worker has stopped by now."""
+    counts: dict[str, float] = {}
+    if _postgres():
+        time.sleep(1.5)
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_stat_clear_snapshot()")
+            cursor.execute(
+                "SELECT xact_commit, tup_inserted, tup_updated, tup_deleted"
+                " FROM pg_stat_database WHERE datname = current_database()"
+            )
+            row = cursor.fetchone()
+        assert row is not None
+        commits, inserted, updated, deleted = (float(v) for v in row)
+        counts["database commits"] = commits
+        counts["rows written (inserted, updated, deleted)"] = inserted + updated + deleted
+    broker = str(settings.CELERY_BROKER_URL)
+    if broker.startswith(("redis://", "rediss://")):
+        import redis
+
+        stats = redis.Redis.from_url(broker).info("stats")
+        counts["Redis commands"] = float(stats["total_commands_processed"])
+        counts["Redis bytes in and out"] = float(
+            stats["total_net_input_bytes"] + stats["total_net_output_bytes"]
+        )
+    return counts
 
 
 def _bots_own_time(transcript: Any) -> float:
@@ -219,13 +275,21 @@ def _bots_own_time(transcript: Any) -> float:
 
 class _Sampler(threading.Thread):
     """Counts the worker's Python processes (those of its session running Celery: the main
-    process and its pool, never the bots) and keeps the largest resident memory of each kind."""
+    process and its pool, never the bots) and keeps the largest resident memory of each kind;
+    on PostgreSQL, the most connections to the database at once other than this process's."""
 
     def __init__(self, session: int) -> None:
         super().__init__(daemon=True)
         self.session = session
         self.most = 0
         self.rss_mib: dict[str, float] = {}
+        self.connections: int | None = None
+        self._mine: int | None = None
+        if _postgres():
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_backend_pid()")
+                row = cursor.fetchone()
+            self._mine = int(row[0]) if row else None
         self._done = threading.Event()
 
     def stop(self) -> None:
@@ -233,7 +297,27 @@ class _Sampler(threading.Thread):
         self.join()
 
     def run(self) -> None:
+        try:
+            self._sample()
+        finally:
+            connection.close()  # this thread's own, if it opened one
+
+    def _count_connections(self) -> None:
+        if self._mine is None:
+            return
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                " AND pid NOT IN (pg_backend_pid(), %s)",
+                [self._mine],
+            )
+            row = cursor.fetchone()
+        seen = int(row[0]) if row else 0
+        self.connections = max(self.connections or 0, seen)
+
+    def _sample(self) -> None:
         while not self._done.wait(0.5):
+            self._count_connections()
             seen = 0
             for proc in Path("/proc").iterdir():
                 if not proc.name.isdigit():
