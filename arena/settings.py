@@ -129,7 +129,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 #: transactions never wait on anything but the database (the rating fit runs outside its
 #: write), and this is below MATCH_STALE_AFTER, so the sweeper finds the rows free.
 DB_IDLE_TRANSACTION_TIMEOUT_S = env_float("ARENA_DB_IDLE_TRANSACTION_TIMEOUT", 10.0)
+#: A pooler in transaction mode (PgBouncer's ``pool_mode = transaction``) stands between the
+#: arena and PostgreSQL: a query may reach a different server connection from one transaction
+#: to the next, so the cursors that ``QuerySet.iterator()`` keeps open on the server are off.
+DB_TRANSACTION_POOLER = env_bool("ARENA_DB_TRANSACTION_POOLER", False)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = DB_TRANSACTION_POOLER
     _options = DATABASES["default"].setdefault("OPTIONS", {})
     _options["options"] = (
         f"{_options.get('options', '')} "

@@ -148,3 +148,27 @@ def test_a_damaged_key_file_is_refused_with_what_to_do(tmp_path: Path) -> None:
     path.write_text("short\n")
     with pytest.raises(ValueError, match="delete it to make a new one"):
         machine_secret_key(path)
+
+
+def test_a_transaction_pooler_turns_off_server_side_cursors(tmp_path: Path) -> None:
+    """PgBouncer in transaction mode may hand a cursor's next fetch to another server
+    connection; Django then runs ``iterator()`` with client-side cursors."""
+    code = (
+        "import django; from django.conf import settings; django.setup(); "
+        "print(settings.DATABASES['default']['DISABLE_SERVER_SIDE_CURSORS'])"
+    )
+
+    def cursors_off(**env: str) -> str:
+        run = subprocess.run(
+            [sys.executable, "-c", code],
+            cwd=ROOT,
+            env={**clean_env(tmp_path, **env), "DJANGO_SETTINGS_MODULE": "arena.settings"},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return run.stdout.strip()
+
+    url = "postgres://arena@db.invalid:5432/arena"
+    assert cursors_off(DATABASE_URL=url) == "False"
+    assert cursors_off(DATABASE_URL=url, ARENA_DB_TRANSACTION_POOLER="1") == "True"
