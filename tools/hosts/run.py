@@ -77,6 +77,7 @@ def parser() -> argparse.ArgumentParser:
         help="the built-in bots the web host registers and the tournament plays (random, "
         "the rating anchor, among them)",
     )
+    p.add_argument("--variant", default="yinsh", help="of the tournament and the rating waited for")
     p.add_argument("--games-per-pair", type=int, default=2)
     p.add_argument(
         "--time-control",
@@ -401,9 +402,14 @@ class HostsRun:
         self._wait(f"the check of {name}", checked, hosts, logs)
         self.figures.check_s = round(time.monotonic() - began, 1)
         say(f"{self._t()} {name} passed its check in {self.figures.check_s:.1f} s")
-        self._wait(f"a rating of {name}", lambda: checked() and bool(state["ratings"]), hosts, logs)
+        variant = self.o["variant"]
+
+        def rated() -> bool:
+            return checked() and any(r["variant"] == variant for r in state["ratings"])
+
+        self._wait(f"a rating of {name} in {variant}", rated, hosts, logs)
         self.figures.rating_s = round(time.monotonic() - began, 1)
-        r = next((r for r in state["ratings"] if r["variant"] == "yinsh"), state["ratings"][0])
+        r = next(r for r in state["ratings"] if r["variant"] == variant)
         say(
             f"{self._t()} {name} rated {r['elo']:.0f} ({r['variant']}) "
             f"{self.figures.rating_s:.1f} s after its upload"
@@ -417,7 +423,7 @@ class HostsRun:
             "/api/tournaments/",
             {
                 "name": f"hosts run {self.run_id}",
-                "variant": "yinsh",
+                "variant": o["variant"],
                 "time_control": o["time_control"],
                 "games_per_pair": o["games_per_pair"],
                 "bots": [bot, *builtins],
@@ -512,6 +518,7 @@ class HostsRun:
         with open(scheduler_log, encoding="utf-8", errors="replace") as log:
             sweeps = runs_in_log(log, SWEEP)
         recovery = r.longest("kill")
+        gap = longest_gap(sweeps)
         f.extra = {
             "seconds": round(time.monotonic() - self.started, 1),
             "matches": t.matches,
@@ -522,7 +529,7 @@ class HostsRun:
             "recovered_games": r.count("kill"),
             "longest_recovery_s": None if recovery is None else round(recovery, 2),
             "sweeps": len(sweeps),
-            "longest_sweep_gap_s": longest_gap(sweeps),
+            "longest_sweep_gap_s": None if gap is None else round(gap, 2),
         }
         if self.o["json"]:
             self.o["json"].write_text(json.dumps(f.as_dict(), indent=2) + "\n")
