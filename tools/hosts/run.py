@@ -233,6 +233,58 @@ class HostsRun:
         queue = f"hosts-{run}"
         port = free_port()
         username, password = f"hosts-{run}", secrets.token_urlsafe(18)
+        web, workers = self._hosts(queue, port, root, base, logs, username, password, builtins)
+        hosts = [web, *workers]
+        say(
+            f"hosts run {run}: web on http://127.0.0.1:{port}, {len(workers)} worker hosts x "
+            f"{o['concurrency']}, queue {queue}; each host's files under its own {root}; "
+            f"logs in {logs}"
+        )
+        try:
+            for h in hosts:
+                h.start(logs / f"{h.name}.log")
+            for h in hosts:
+                h.wait_started(START_S, logs / f"{h.name}.log")
+            self._check_private(hosts, root)
+            api = Api(f"http://127.0.0.1:{port}")
+            self._wait("the web host to answer", lambda: api.up(), hosts, logs)
+            say(f"{self._t()} web host up")
+            api.token = api.call(
+                "POST", "/api/token/", {"username": username, "password": password}
+            )["token"]
+            for name in builtins:
+                self._wait(
+                    f"the built-in bot {name} to pass its check",
+                    functools.partial(self._active, api, name),
+                    hosts,
+                    logs,
+                )
+            say(f"{self._t()} built-in bots {', '.join(builtins)} checked")
+            bot = self._upload(api, folder, hosts, logs)
+            tournament = self._tournament(api, bot, builtins)
+            recoveries = self._play(tournament, web, workers, logs)
+        finally:
+            for h in hosts:
+                h.stop(GRACE_S)
+            startup.reap()  # the bots of the host killed (their slots are free); failures logged
+        self._report(tournament, recoveries, logs / "scheduler.log", workers)
+
+    # ------------------------------------------------------------------------- set-up
+
+    def _hosts(
+        self,
+        queue: str,
+        port: int,
+        root: Path,
+        base: Path,
+        logs: Path,
+        username: str,
+        password: str,
+        builtins: list[str],
+    ) -> tuple[Host, list[Host]]:
+        """The web host (the account, the built-in bots, the scheduler, gunicorn) and the two
+        worker hosts."""
+        o, run = self.o, self.run_id
         env = self._env(queue, root, base, o)
         celery = [sys.executable, "-m", "celery", "-A", "arena"]
         common = ["--loglevel", "INFO", "--without-gossip", "--without-mingle"]
@@ -284,42 +336,7 @@ class HostsRun:
             )
             for i in (1, 2)
         ]
-        hosts = [web, *workers]
-        say(
-            f"hosts run {run}: web on http://127.0.0.1:{port}, {len(workers)} worker hosts x "
-            f"{o['concurrency']}, queue {queue}; each host's files under its own {root}; "
-            f"logs in {logs}"
-        )
-        try:
-            for h in hosts:
-                h.start(logs / f"{h.name}.log")
-            for h in hosts:
-                h.wait_started(START_S, logs / f"{h.name}.log")
-            self._check_private(hosts, root)
-            api = Api(f"http://127.0.0.1:{port}")
-            self._wait("the web host to answer", lambda: api.up(), hosts, logs)
-            say(f"{self._t()} web host up")
-            api.token = api.call(
-                "POST", "/api/token/", {"username": username, "password": password}
-            )["token"]
-            for name in builtins:
-                self._wait(
-                    f"the built-in bot {name} to pass its check",
-                    functools.partial(self._active, api, name),
-                    hosts,
-                    logs,
-                )
-            say(f"{self._t()} built-in bots {', '.join(builtins)} checked")
-            bot = self._upload(api, folder, hosts, logs)
-            tournament = self._tournament(api, bot, builtins)
-            recoveries = self._play(tournament, web, workers, logs)
-        finally:
-            for h in hosts:
-                h.stop(GRACE_S)
-            startup.reap()  # the bots of the host killed (their slots are free); failures logged
-        self._report(tournament, recoveries, logs / "scheduler.log", workers)
-
-    # ------------------------------------------------------------------------- set-up
+        return web, workers
 
     def _env(self, queue: str, root: Path, base: Path, o: dict[str, Any]) -> dict[str, str]:
         """The hosts' environment: this one's database and broker, the run's queue, and every
@@ -539,6 +556,7 @@ class HostsRun:
             f"matches {t.matches}, finished {t.finished}, aborted {t.aborted}, lost {t.lost}, "
             f"counted twice {t.counted_twice}"
         )
+        say(f"{len(sweeps)} sweeps, the longest gap between two {gap or 0:.1f} s")
         missed = []
         if t.lost or t.counted_twice:
             missed.append("lost or counted twice")
