@@ -284,7 +284,7 @@ def test_the_tools_are_not_shipped() -> None:
     """The arena's package (pyproject.toml's packages.find) leaves tools/ out."""
     with (ROOT / "pyproject.toml").open("rb") as f:
         find = tomllib.load(f)["tool"]["setuptools"]["packages"]["find"]
-    for name in ("tools", "tools.bench", "tools.chaos"):
+    for name in ("tools", "tools.bench", "tools.chaos", "tools.hosts"):
         assert not any(fnmatch.fnmatchcase(name, pattern) for pattern in find["include"]), name
     assert any(fnmatch.fnmatchcase("arena.games", pattern) for pattern in find["include"])
 

@@ -1,5 +1,6 @@
 """Tools that measure the arena from outside: the benchmarks (:mod:`tools.bench`, ``./dev
-bench``) and the chaos run (:mod:`tools.chaos`, ``./dev chaos``).
+bench``), the chaos run (:mod:`tools.chaos`, ``./dev chaos``) and the run on several hosts
+(:mod:`tools.hosts`, ``./dev hosts``).
 
 They are not part of the product: nothing in ``engine/``, ``arena/`` or ``bots/`` imports them
 (tests/test_layout.py checks it) and the arena's package leaves them out (pyproject.toml).
