@@ -13,9 +13,13 @@ import time
 from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse
-from prometheus_client import Histogram
+from prometheus_client import Histogram, disable_created_metrics
 
 __all__ = ["LATENCY", "RequestLatency"]
+
+# No ``_created`` series beside each histogram: the text format gives them as gauges of their
+# own, one per label set, that say only when this process first saw that route.
+disable_created_metrics()
 
 #: Registered by the view (:func:`arena.metrics.views.registry`), not in the global registry.
 LATENCY = Histogram(

@@ -40,6 +40,19 @@ def scrape(client: Client, metrics_token: str) -> Callable[[], Samples]:
     return run
 
 
+@pytest.fixture
+def families(client: Client, metrics_token: str) -> Callable[[], set[str]]:
+    """``GET /metrics`` with the token: the names of the metric families it holds (a family
+    without samples too)."""
+
+    def run() -> set[str]:
+        response = client.get("/metrics", headers={"Authorization": f"Bearer {metrics_token}"})
+        assert response.status_code == 200
+        return {f.name for f in text_string_to_metric_families(response.content.decode())}
+
+    return run
+
+
 def value(samples: Samples, name: str, **labels: str) -> float:
     """One sample's value; NaN when there is none (so that a missing one fails loudly in an
     ``==``)."""
