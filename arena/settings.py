@@ -66,6 +66,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "arena.metrics.middleware.RequestLatency",
     "django.middleware.security.SecurityMiddleware",
     "arena.web.middleware.RequestSizeLimit",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -395,6 +396,15 @@ SCHEDULE_INTERVAL_S = env_int("ARENA_SCHEDULE_INTERVAL", 60)
 #: Empty: no file.
 WORKER_ALIVE_FILE = env_str("ARENA_WORKER_ALIVE_FILE", "")
 WORKER_ALIVE_EVERY_S = env_float("ARENA_WORKER_ALIVE_EVERY", 15.0)
+#: Every WORKER_ALIVE_EVERY_S a worker also writes its heartbeat in the database (its row of
+#: arena.jobs.models.WorkerBeat, whatever ARENA_WORKER_ALIVE_FILE says), for the metrics.
+
+#: ``GET /metrics`` (arena.metrics) answers a Prometheus scraper that sends this token
+#: (``Authorization: Bearer <token>``); empty: the endpoint does not exist (404). With
+#: ``PROMETHEUS_MULTIPROC_DIR`` set (an empty folder, one per web server, emptied at its
+#: start), the request latencies of all of a gunicorn's processes are added up
+#: (arena/gunicorn.conf.py, docs/deployment.md).
+METRICS_TOKEN = env_str("ARENA_METRICS_TOKEN", "")
 
 
 # --------------------------------------------------------------------------- notifications
@@ -574,8 +584,9 @@ USE_TZ = True
 HTTPS = env_bool("ARENA_HTTPS", not DEBUG and "DATABASE_URL" in os.environ)
 SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = HTTPS
 SECURE_SSL_REDIRECT = HTTPS
-#: The health check is asked over plain HTTP from beside the web server (compose's check).
-SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+#: The health check is asked over plain HTTP from beside the web server (compose's check), and
+#: the metrics by a Prometheus beside it.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^metrics$"]
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if HTTPS else None
 #: The client's address, for the login limits and every per-address one (arena.web.clients):
 #: the connection's own (REMOTE_ADDR) unless ARENA_PROXY_COUNT reverse proxies stand in front

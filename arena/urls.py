@@ -4,6 +4,8 @@ from django.contrib import admin
 from django.http import HttpRequest, JsonResponse
 from django.urls import include, path
 
+from arena.metrics.views import metrics
+
 
 def healthz(request: HttpRequest) -> JsonResponse:
     """Liveness probe for load balancers and compose health checks."""
@@ -13,6 +15,7 @@ def healthz(request: HttpRequest) -> JsonResponse:
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("healthz", healthz, name="healthz"),
+    path("metrics", metrics, name="metrics"),
     path("api/", include("arena.api.urls")),
     path("", include("arena.web.urls")),
 ]

@@ -154,7 +154,15 @@ LAYERS: list[tuple[str, ...]] = [
     ("arena.games",),
     ("arena.admission",),
     ("arena.tournaments", "arena.duels"),
-    ("arena.web", "arena.api", "arena.local", "arena.checks", "arena.urls", "arena.wsgi"),
+    (
+        "arena.web",
+        "arena.api",
+        "arena.local",
+        "arena.checks",
+        "arena.metrics",
+        "arena.urls",
+        "arena.wsgi",
+    ),
 ]
 #: The Django project's own wiring, which names every app by design.
 WIRING = ("arena", "arena.settings", "arena.celery", "arena.broker")

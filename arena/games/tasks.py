@@ -12,6 +12,7 @@ from celery import Task, shared_task
 from arena.games import ladder, seasons, services
 from arena.games.models import Match
 from arena.jobs import policy
+from arena.jobs.periodic import periodic
 from arena.jobs.sidecar import sidecar
 
 
@@ -22,12 +23,14 @@ def play_match(self: Task[[int], str], match_id: int) -> str:
 
 
 @shared_task(acks_late=True)
+@periodic
 def schedule_ladder() -> int:
     """Top up the ladder's queues (periodic)."""
     return len(ladder.schedule_ladder())
 
 
 @shared_task(acks_late=True)
+@periodic
 def close_ended_seasons() -> int:
     """Close the ladder's seasons whose end date has passed (periodic)."""
     return len(seasons.close_ended())

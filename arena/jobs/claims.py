@@ -34,7 +34,7 @@ from django.utils import timezone
 from kombu.exceptions import ChannelError
 from kombu.exceptions import OperationalError as KombuOperationalError
 
-from arena.jobs.models import ClaimedWork
+from arena.jobs.models import ClaimedWork, Recovery
 
 __all__ = [
     "Swept",
@@ -82,11 +82,11 @@ def dispatch(work: ClaimedWork) -> None:
     send_after_commit(work.TASK, (work.pk,), soft=soft, hard=hard)
 
 
-def waiting_messages() -> int | None:
-    """How many messages wait in the broker's task queue (not those workers hold), or None
-    when the broker cannot be asked. A queue the broker does not know holds none (a Redis
-    that restarted without its data)."""
-    queue = current_app.conf.task_default_queue
+def waiting_messages(queue: str | None = None) -> int | None:
+    """How many messages wait in a queue of the broker (not those workers hold): the task
+    queue unless another is named; None when the broker cannot be asked. A queue the broker
+    does not know holds none (a Redis that restarted without its data)."""
+    queue = queue or current_app.conf.task_default_queue
     try:
         with current_app.connection_for_read() as conn:
             channel: Any = conn.default_channel  # a kombu virtual channel (Redis, SQLAlchemy)
@@ -182,7 +182,27 @@ def sweep(now: datetime | None = None) -> dict[str, Swept]:
         _resend_unclaimed(model, now - timedelta(seconds=resend_after), now, swept)
     if any(report.values()):
         log.info("sweep: %s", {k: vars(v) for k, v in report.items() if v})
+        _count_recoveries(
+            now,
+            [
+                (kind, action, len(ids))
+                for kind, swept in report.items()
+                for action, ids in (
+                    (Recovery.Action.REQUEUED, swept.requeued),
+                    (Recovery.Action.GIVEN_UP, swept.given_up),
+                    (Recovery.Action.RESENT, swept.resent),
+                )
+                if ids
+            ],
+        )
     return report
+
+
+def _count_recoveries(now: datetime, counts: list[tuple[str, str, int]]) -> None:
+    """Keep what was recovered, for the metrics: one statement, only when something was."""
+    Recovery.objects.bulk_create(
+        [Recovery(at=now, kind=kind, action=action, count=n) for kind, action, n in counts]
+    )
 
 
 def _recover_stale(model: type[ClaimedWork], now: datetime, swept: Swept) -> None:
@@ -238,6 +258,14 @@ def recover_worker(hostname: str, since: datetime) -> list[tuple[str, int]]:
                     requeued.append((model._meta.label_lower, pk))
     if requeued:
         log.info("%s restarted: queued %s again", hostname, requeued)
+        kinds_requeued = [kind for kind, _ in requeued]
+        _count_recoveries(
+            timezone.now(),
+            [
+                (kind, Recovery.Action.REQUEUED, kinds_requeued.count(kind))
+                for kind in sorted(set(kinds_requeued))
+            ],
+        )
     return requeued
 
 

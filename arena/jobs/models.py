@@ -57,3 +57,61 @@ class ClaimedWork(models.Model):
         """The machine failed under its last allowed claim: end it without a verdict on what
         it was doing (guarded by the claim; False when the claim was lost)."""
         raise NotImplementedError
+
+
+class WorkerBeat(models.Model):
+    """A worker's own heartbeat, written by its main process every ``WORKER_ALIVE_EVERY_S``
+    (:class:`arena.celery.Alive`) and removed when it stops: the metrics show how long each
+    has been silent and how many are alive, from the database every host reaches (a worker
+    host opens no port). One row per worker, written in place."""
+
+    #: Celery's host name of the worker (``celery@host``).
+    hostname = models.CharField(max_length=200, primary_key=True)
+    started_at = models.DateTimeField()
+    seen_at = models.DateTimeField()
+    #: Its pool's size: how many tasks it runs at once.
+    concurrency = models.PositiveIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return self.hostname
+
+
+class PeriodicRun(models.Model):
+    """When each periodic task (``CELERY_BEAT_SCHEDULE``) last ran: one row per task, written
+    in place at the end of every run (:func:`arena.jobs.periodic.periodic`), so that the
+    metrics show a task that stopped running, whichever host ran it."""
+
+    #: The task's name (``arena.jobs.tasks.sweep``).
+    name = models.CharField(max_length=200, primary_key=True)
+    #: When its latest run started, and when its latest run that did not fail finished.
+    started_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Recovery(models.Model):
+    """What one run of the sweeper (or a restarted worker) recovered, one row per kind of
+    work and action, written only when it recovered something: the metrics' count of
+    recoveries, which the log alone would lose."""
+
+    class Action(models.TextChoices):
+        #: Running work of a dead worker, queued again.
+        REQUEUED = "requeued", "queued again"
+        #: Running work of a dead worker out of attempts: aborted, or a version held.
+        GIVEN_UP = "given_up", "given up"
+        #: Queued work nobody claimed: its task sent again.
+        RESENT = "resent", "sent again"
+
+    at = models.DateTimeField()
+    #: The kind of work (the model's label: ``games.match``).
+    kind = models.CharField(max_length=100)
+    action = models.CharField(max_length=10, choices=Action.choices)
+    count = models.PositiveIntegerField()
+
+    class Meta:
+        verbose_name_plural = "recoveries"
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.action} {self.count}"

@@ -5,9 +5,11 @@ from __future__ import annotations
 from celery import shared_task
 
 from arena.jobs import claims, startup
+from arena.jobs.periodic import periodic
 
 
 @shared_task(name="arena.jobs.tasks.sweep", acks_late=True)
+@periodic
 def sweep() -> dict[str, dict[str, list[int]]]:
     """Recover the work of dead workers, resend lost messages, and reap what dead workers left
     on this host (periodic)."""

@@ -61,9 +61,10 @@ class RefusalPages:
         return None
 
 
-#: Pages asked for again and again by the site's own scripts (a live game's moves) and by the
-#: containers' health check, by URL name: never counted against an address's rate of pages.
-POLLED = frozenset({"match-live", "healthz"})
+#: Pages asked for again and again by the site's own scripts (a live game's moves), by the
+#: containers' health check and by a metrics scraper (which has a token of its own), by URL
+#: name: never counted against an address's rate of pages.
+POLLED = frozenset({"match-live", "healthz", "metrics"})
 
 
 class PageRateLimit:

@@ -26,7 +26,11 @@ def command(service: dict[str, Any]) -> str:
 
 
 def test_every_service_is_there(compose: dict[str, Any]) -> None:
-    assert set(compose["services"]) == {"postgres", "redis", *ARENA_SERVICES}
+    assert set(compose["services"]) == {"postgres", "redis", "prometheus", *ARENA_SERVICES}
+    # Prometheus only with its profile: docker compose --profile metrics up.
+    assert compose["services"]["prometheus"]["profiles"] == ["metrics"]
+    for name in ("postgres", "redis", *ARENA_SERVICES):
+        assert "profiles" not in compose["services"][name], name
 
 
 def test_the_arena_services_share_the_settings_and_the_bot_store(compose: dict[str, Any]) -> None:
@@ -49,12 +53,23 @@ def test_the_arena_services_share_the_settings_and_the_bot_store(compose: dict[s
 
 def test_the_commands(compose: dict[str, Any]) -> None:
     services = compose["services"]
-    assert command(services["web"]).startswith("gunicorn arena.wsgi --preload")
+    assert command(services["web"]).startswith(
+        "gunicorn arena.wsgi --config python:arena.metrics.gunicorn --preload"
+    )
     assert command(services["worker"]).startswith("celery -A arena worker")
     # The scheduler runs the periodic tasks in a worker of its own, on their own queue.
     assert command(services["beat"]).startswith("celery -A arena worker --beat")
     assert "migrate" in command(services["migrate"])
     assert "register_builtin_bots" in command(services["migrate"])
+
+
+def test_the_metrics_token_reaches_the_site_and_prometheus(compose: dict[str, Any]) -> None:
+    services = compose["services"]
+    for name in (*ARENA_SERVICES, "prometheus"):
+        assert services[name]["environment"]["ARENA_METRICS_TOKEN"] == "${ARENA_METRICS_TOKEN:-}"
+    assert "web" in services["web"]["environment"]["ALLOWED_HOSTS"]
+    assert services["web"]["environment"]["PROMETHEUS_MULTIPROC_DIR"]
+    assert "./deploy/prometheus:/etc/prometheus:ro" in services["prometheus"]["volumes"]
 
 
 def test_the_web_servers_options_can_be_added_to(compose: dict[str, Any]) -> None:
