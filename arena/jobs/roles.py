@@ -23,7 +23,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["DENIED", "GRANTS", "PRIVILEGES", "Grant", "sequence_tables"]
+from django.contrib.auth import get_user_model
+
+__all__ = ["DENIED", "GRANTS", "PRIVILEGES", "Grant", "private_user_fields", "sequence_tables"]
 
 #: The table privileges a declaration may name.
 PRIVILEGES = ("SELECT", "INSERT", "UPDATE", "DELETE")
@@ -96,6 +98,19 @@ DENIED: dict[str, str] = {
     "tournaments_schedule": "the scheduler starts scheduled tournaments",
     "tournaments_schedule_tournaments": "the scheduler starts scheduled tournaments",
 }
+
+
+def private_user_fields(path: str) -> list[str]:
+    """The lookups, below ``path`` (a user reached through ``select_related``, e.g.
+    ``"version__bot__owner"``), of the account's columns the workers may not read: code a
+    worker runs passes them to ``defer()`` so that loading the user reads only its id and
+    name (the others would be read on first use, which a page may do)."""
+    public = set(GRANTS["auth_user"].select_columns)
+    return [
+        f"{path}__{f.name}"
+        for f in get_user_model()._meta.concrete_fields
+        if f.column not in public
+    ]
 
 
 def sequence_tables() -> list[str]:
