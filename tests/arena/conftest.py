@@ -60,6 +60,9 @@ BROKER_URL = (
 
 celery_app.conf.task_default_queue = QUEUE
 celery_app.conf.broker_url = BROKER_URL
+# The notifications' tasks go to the periodic queue: this run's own, like its workers'
+# (ARENA_CELERY_QUEUE in worker_env), never a local arena's.
+django_settings.PERIODIC_QUEUE = f"{QUEUE}.periodic"
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
