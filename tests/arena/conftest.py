@@ -60,9 +60,11 @@ BROKER_URL = (
 
 celery_app.conf.task_default_queue = QUEUE
 celery_app.conf.broker_url = BROKER_URL
-# The notifications' tasks go to the periodic queue: this run's own, like its workers'
-# (ARENA_CELERY_QUEUE in worker_env), never a local arena's.
+# The periodic tasks and the notifications' tasks go to the periodic queue: this run's own, as
+# its workers' (ARENA_CELERY_QUEUE in worker_env), never a local arena's.
 django_settings.PERIODIC_QUEUE = f"{QUEUE}.periodic"
+for _entry in django_settings.CELERY_BEAT_SCHEDULE.values():
+    _entry["options"]["queue"] = django_settings.PERIODIC_QUEUE
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
