@@ -33,6 +33,8 @@ VAR_DIR = env_path("ARENA_VAR_DIR", BASE_DIR / "var")
 #: The key Django signs sessions and password-reset links with. Without ``SECRET_KEY``, a
 #: random key made on first use and kept in ``var/secret-key`` (only its owner reads it): one
 #: machine's processes share it; several web servers need ``SECRET_KEY`` set to the same value.
+#: Match workers need none: they sign and verify nothing (the notifications' links are made by
+#: the scheduler, which has the site's key), so the key they make is never used.
 SECRET_KEY = env_str("SECRET_KEY", "") or machine_secret_key(VAR_DIR / "secret-key")
 #: Django's debug pages (tracebacks, settings, the URL list) to whoever asks: only on a
 #: developer's machine (``./dev start``).
@@ -229,9 +231,10 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 #: The queue every arena task goes to (a test run uses its own).
 CELERY_TASK_DEFAULT_QUEUE = env_str("ARENA_CELERY_QUEUE", "arena")
-#: The queue of the periodic tasks (sweeper, ratings, ladder). The scheduler's own worker
-#: (``celery worker --beat``) consumes only it, so they never wait behind matches; the match
-#: workers list it first too.
+#: The queue of the periodic tasks (sweeper, ratings, ladder) and of the notifications'
+#: fan-out and deliveries. The scheduler's own worker (``celery worker --beat``, with the
+#: site's database role) consumes only it, so they never wait behind matches; match workers on
+#: their own role (arena.jobs.roles) consume only the match queue, ``runarena``'s both.
 PERIODIC_QUEUE = f"{CELERY_TASK_DEFAULT_QUEUE}.periodic"
 #: A task not acknowledged within this many seconds is delivered again (Redis); every task's
 #: hard time limit stays below it (tests/arena/test_celery_config.py checks this).

@@ -62,16 +62,24 @@ def kinds() -> list[type[ClaimedWork]]:
 # ----------------------------------------------------------------------------- sending
 
 
-def send_after_commit(name: str, args: tuple[int, ...], *, soft: int, hard: int) -> None:
+def send_after_commit(
+    name: str, args: tuple[int, ...], *, soft: int, hard: int, queue: str | None = None
+) -> None:
     """Send the task called ``name`` with these arguments (primary keys) once the current
-    transaction commits (at once outside one), with these soft and hard time limits.
+    transaction commits (at once outside one), with these soft and hard time limits, to
+    ``queue`` (the match queue when None).
 
     If the broker cannot be reached the error is logged (``robust``) and the sweeper sends
     the task again later: the claims make a duplicate harmless.
     """
 
     def send() -> None:
-        current_app.send_task(name, args=args, soft_time_limit=soft, time_limit=hard)
+        if queue:
+            current_app.send_task(
+                name, args=args, soft_time_limit=soft, time_limit=hard, queue=queue
+            )
+        else:  # Celery's routing: a queue given as None is not the default queue
+            current_app.send_task(name, args=args, soft_time_limit=soft, time_limit=hard)
 
     transaction.on_commit(send, robust=True)
 

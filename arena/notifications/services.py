@@ -1,10 +1,12 @@
 """Telling users what happened: :func:`notify` writes the notification (the user's inbox,
-:func:`inbox`) and its deliveries, and sends them after the transaction commits;
-:func:`deliver` sends one (in a worker). :func:`mark_read` and :func:`opened` mark inbox
+:func:`inbox`) and sends the :func:`fan_out` task after the transaction commits, which writes
+its deliveries as the user's settings say and sends them; :func:`deliver` sends one. Both tasks
+run in the scheduler's worker (the periodic queue), never in a match worker, which may not read
+the settings, addresses and webhook URLs they use. :func:`mark_read` and :func:`opened` mark inbox
 entries read; :func:`unread_count` is the header's count.
 
 Any app above this one calls :func:`notify`; it never blocks: the request or the task that
-calls it only writes rows, and a Celery task sends the email or posts the webhook, retrying
+calls it only writes a row, and Celery tasks send the email or posts the webhook, retrying
 with a growing pause (:mod:`arena.notifications.tasks`). A delivery is sent at least once: a
 worker that dies between sending and writing SENT sends it again.
 
@@ -47,6 +49,7 @@ __all__ = [
     "Event",
     "confirm_email",
     "deliver",
+    "fan_out",
     "inbox",
     "is_verified",
     "mark_read",
@@ -59,8 +62,14 @@ __all__ = [
     "update_settings",
 ]
 
-#: The delivery task, by name (services never import their tasks).
+#: The delivery task, by name (services never import their tasks). It and :data:`FAN_OUT` go
+#: to the periodic queue: the scheduler, on a trusted host, reads addresses and webhook URLs;
+#: the match workers may not (:mod:`arena.jobs.roles`).
 DELIVER = "arena.notifications.tasks.deliver"
+#: The task that writes and sends a notification's deliveries (:func:`fan_out`).
+FAN_OUT = "arena.notifications.tasks.fan_out"
+#: Soft time limit of the fan-out task (its hard limit is 10 s more).
+FAN_OUT_SECONDS = 60
 #: What :func:`deliver` returns.
 SENT, RETRY, FAILED, NOTHING = "sent", "retry", "failed", "nothing to do"
 
@@ -91,17 +100,38 @@ def notify(
     """Tell ``user`` (a user or its primary key) about ``event`` (an :class:`Event` value).
 
     Writes a :class:`Notification`, which the user's inbox lists whatever their settings, and
-    one :class:`Delivery` per channel the user chose for this event (email when their account
-    has a verified address; the webhook when on and set), and sends each delivery's task once
-    the current transaction commits (at once outside one). ``url``: the page it is about (a
-    site path such as ``/bots/x/`` is made a full URL); ``data``: extra JSON for webhooks.
-    Returns the notification; None only for a test notification (:data:`CHANNEL_ONLY`) that
-    has no channel to go on, which is not written. Never raises for the user's settings, never
-    waits for a send.
+    sends the :func:`fan_out` task once the current transaction commits (at once outside
+    one): the scheduler, not this process, reads the user's settings and address and writes
+    and sends the deliveries. So a match worker, which tells owners about their checks and
+    games, needs no right to read them (:mod:`arena.jobs.roles`). ``url``: the page it is
+    about (a site path such as ``/bots/x/`` is made a full URL); ``data``: extra JSON for
+    webhooks. Returns the notification; None only for a test notification
+    (:data:`CHANNEL_ONLY`, sent by the site) that has no channel to go on, which is not
+    written. Never raises for the user's settings, never waits for a send.
     """
     if event not in Event.values:
         raise ValueError(f"unknown event {event!r}; known: {', '.join(Event.values)}")
     user_id = user if isinstance(user, int) else user.pk
+    if event in CHANNEL_ONLY:
+        targets = _targets(user_id, event)
+        if not targets:
+            return None
+        return _send(user_id, event, subject, text, url, data, targets)
+    with transaction.atomic():
+        n = _write(user_id, event, subject, text, url, data)
+        claims.send_after_commit(
+            FAN_OUT,
+            (n.pk,),
+            soft=FAN_OUT_SECONDS,
+            hard=FAN_OUT_SECONDS + 10,
+            queue=settings.PERIODIC_QUEUE,
+        )
+    return n
+
+
+def _targets(user_id: int, event: str) -> list[tuple[str, str]]:
+    """Where the user wants ``event`` sent: (channel, where) for email when their account has
+    a verified address, and for the webhook when on and set."""
     prefs = settings_of(user_id)
     targets: list[tuple[str, str]] = []
     if prefs.wants(event):
@@ -113,9 +143,43 @@ def notify(
             targets.append((Delivery.Channel.EMAIL, address))
         if prefs.webhook and prefs.webhook_url:
             targets.append((Delivery.Channel.WEBHOOK, prefs.webhook_url))
-    if not targets and event in CHANNEL_ONLY:
-        return None
-    return _send(user_id, event, subject, text, url, data, targets)
+    return targets
+
+
+def fan_out(notification_id: int) -> int:
+    """Write one :class:`Delivery` per channel the notification's user chose for its event
+    (their settings as they are now), and send each after the transaction commits (the
+    scheduler's task, sent by :func:`notify`). Returns how many were written: none when the
+    notification has deliveries already (this task ran before) or is gone."""
+    with transaction.atomic():
+        n = Notification.objects.select_for_update().filter(pk=notification_id).first()
+        if n is None or n.deliveries.exists():
+            return 0
+        targets = _targets(n.user_id, n.event)
+        _deliver_after_commit(n, targets)
+    return len(targets)
+
+
+def _write(
+    user_id: int, event: str, subject: str, text: str, url: str, data: JSONObject | None
+) -> Notification:
+    return Notification.objects.create(
+        user_id=user_id,
+        event=event,
+        subject=subject[:200],
+        text=text,
+        url=absolute(url)[:500],
+        data=data or {},
+    )
+
+
+def _deliver_after_commit(n: Notification, targets: list[tuple[str, str]]) -> None:
+    for channel, target in targets:
+        d = Delivery.objects.create(notification=n, channel=channel, target=target)
+        soft = settings.NOTIFY_TASK_SECONDS
+        claims.send_after_commit(
+            DELIVER, (d.pk,), soft=soft, hard=soft + 10, queue=settings.PERIODIC_QUEUE
+        )
 
 
 def _send(
@@ -130,18 +194,8 @@ def _send(
     """Write the notification and its deliveries (one per target: channel, where), and send
     each after the transaction commits."""
     with transaction.atomic():
-        n = Notification.objects.create(
-            user_id=user_id,
-            event=event,
-            subject=subject[:200],
-            text=text,
-            url=absolute(url)[:500],
-            data=data or {},
-        )
-        for channel, target in targets:
-            d = Delivery.objects.create(notification=n, channel=channel, target=target)
-            soft = settings.NOTIFY_TASK_SECONDS
-            claims.send_after_commit(DELIVER, (d.pk,), soft=soft, hard=soft + 10)
+        n = _write(user_id, event, subject, text, url, data)
+        _deliver_after_commit(n, targets)
     return n
 
 

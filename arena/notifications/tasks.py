@@ -1,4 +1,5 @@
-"""The delivery task: a thin wrapper that takes a delivery's id and calls the service."""
+"""The notification tasks (the scheduler's worker runs them, on the periodic queue): thin
+wrappers that take an id and call the service."""
 
 from __future__ import annotations
 
@@ -17,5 +18,11 @@ def deliver(self: Task[[int], str], delivery_id: int) -> str:
     if outcome == services.RETRY:
         retries = int(self.request.retries or 0)
         delay = min(3600, settings.NOTIFY_RETRY_DELAY_S * 2**retries)
-        raise self.retry(countdown=delay)
+        raise self.retry(countdown=delay, queue=settings.PERIODIC_QUEUE)
     return outcome
+
+
+@shared_task(name=services.FAN_OUT, acks_late=True)
+def fan_out(notification_id: int) -> int:
+    """Write and send the deliveries of one notification; returns how many."""
+    return services.fan_out(notification_id)

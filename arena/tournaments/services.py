@@ -40,6 +40,7 @@ from arena.core.errors import Refused
 from arena.games import downloads, privacy
 from arena.games.models import Match, MatchRecord
 from arena.games.services import opening_for, play_again, queue_pending
+from arena.jobs import roles
 from arena.jobs.limits import match_time_control
 from arena.notifications.models import Event
 from arena.notifications.services import notify
@@ -588,7 +589,11 @@ def standings(tournament: Tournament) -> list[Standing]:
     Sonneborn-Berger, head-to-head, seed; a gauntlet's by points, then seed; a knockout's by
     the round reached (the champion first), then seed. Each row also has its score against
     each other entry (``against``)."""
-    entries = list(tournament.entries.select_related("version__bot__owner").order_by("seed"))
+    entries = list(
+        tournament.entries.select_related("version__bot__owner")
+        .defer(*roles.private_user_fields("version__bot__owner"))
+        .order_by("seed")
+    )
     if tournament.format in (F.ROUND_ROBIN, F.DOUBLE_ROUND_ROBIN):
         by_version = {e.version_id: e for e in entries}
         grouped = (

@@ -60,6 +60,11 @@ BROKER_URL = (
 
 celery_app.conf.task_default_queue = QUEUE
 celery_app.conf.broker_url = BROKER_URL
+# The periodic tasks and the notifications' tasks go to the periodic queue: this run's own, as
+# its workers' (ARENA_CELERY_QUEUE in worker_env), never a local arena's.
+django_settings.PERIODIC_QUEUE = f"{QUEUE}.periodic"
+for _entry in django_settings.CELERY_BEAT_SCHEDULE.values():
+    _entry["options"]["queue"] = django_settings.PERIODIC_QUEUE
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -246,10 +251,13 @@ def worker_env() -> Iterator[dict[str, str]]:
 DEADLINE_S = 600
 
 
-@pytest.fixture
-def worker(worker_env: dict[str, str], tmp_path: Path) -> Iterator[Callable[[], str]]:
-    """A real Celery worker on this test run's queue; yields a function returning its log."""
-    log = tmp_path / "worker.log"
+@contextlib.contextmanager
+def celery_worker(
+    env: dict[str, str], log: Path, queues: list[str], *, pool: str = "prefork"
+) -> Iterator[Callable[[], str]]:
+    """A real Celery worker process consuming ``queues``, started with ``env``, writing its
+    log to ``log``; yields a function returning the end of its log (which fails the test
+    when the worker exited). Stopped (TERM, then KILL of its process group) at the end."""
     argv = [
         sys.executable,
         "-m",
@@ -258,11 +266,11 @@ def worker(worker_env: dict[str, str], tmp_path: Path) -> Iterator[Callable[[], 
         "arena",
         "worker",
         "--queues",
-        QUEUE,
+        ",".join(queues),
         "--concurrency",
         "1",
         "--pool",
-        "prefork",
+        pool,
         "--loglevel",
         "INFO",
         "--hostname",
@@ -274,7 +282,7 @@ def worker(worker_env: dict[str, str], tmp_path: Path) -> Iterator[Callable[[], 
     with log.open("wb") as out:
         proc = subprocess.Popen(
             argv,
-            env=worker_env,
+            env=env,
             stdout=out,
             stderr=subprocess.STDOUT,
             cwd=Path(__file__).resolve().parents[2],
@@ -298,6 +306,15 @@ def worker(worker_env: dict[str, str], tmp_path: Path) -> Iterator[Callable[[], 
         else:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)  # any pool process left behind
+
+
+@pytest.fixture
+def worker(worker_env: dict[str, str], tmp_path: Path) -> Iterator[Callable[[], str]]:
+    """A real Celery worker on this test run's queues (the match queue and the periodic one,
+    where the notifications' tasks go, as ``runarena``'s worker); yields a function returning
+    its log."""
+    with celery_worker(worker_env, tmp_path / "worker.log", [QUEUE, f"{QUEUE}.periodic"]) as tail:
+        yield tail
 
 
 def wait_for(what: str, done: Callable[[], bool], log: Callable[[], str]) -> None:

@@ -116,10 +116,27 @@ def test_periodic_work_has_its_own_queue_consumed_first(compose: dict[str, Any])
     beat = command(compose["services"]["beat"]).split()
     assert beat[beat.index("--queues") + 1] == queue  # the scheduler's worker: only these
     worker = command(compose["services"]["worker"]).split()
-    assert worker[worker.index("--queues") + 1].split(",") == [queue, "arena"]
+    assert worker[worker.index("--queues") + 1].split(",") == ["arena"]  # matches only
     assert settings.PERIODIC_QUEUE.endswith(".periodic")
     for entry in settings.CELERY_BEAT_SCHEDULE.values():
         assert entry["options"]["queue"] == settings.PERIODIC_QUEUE
+
+
+def test_the_worker_connects_as_its_own_role_without_the_secret_key(
+    compose: dict[str, Any],
+) -> None:
+    services = compose["services"]
+    migrate = command(services["migrate"])
+    assert "manage.py migrate" in migrate
+    assert "manage.py worker_role arena_worker --password-env WORKER_DB_PASSWORD" in migrate
+    assert migrate.index("worker_role") > migrate.index("manage.py migrate")
+    assert "WORKER_DB_PASSWORD:?" in services["migrate"]["environment"]["WORKER_DB_PASSWORD"]
+    env = services["worker"]["environment"]
+    assert env["DATABASE_URL"].startswith("postgres://arena_worker:${WORKER_DB_PASSWORD:?")
+    assert env["SECRET_KEY"] == ""
+    for trusted in ("web", "beat"):
+        assert services[trusted]["environment"]["DATABASE_URL"].startswith("postgres://arena:")
+        assert services[trusted]["environment"]["SECRET_KEY"].startswith("${SECRET_KEY:?")
 
 
 def test_redis_keeps_an_append_only_file(compose: dict[str, Any]) -> None:

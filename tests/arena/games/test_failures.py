@@ -18,6 +18,7 @@ from arena.games import ladder, reliability
 from arena.games import services as games
 from arena.games.models import FailureAlert, Match, MatchRecord
 from arena.jobs import claims
+from arena.notifications import services as notifications
 from arena.notifications.models import Delivery, Notification
 from tests.arena.conftest import make_version, verified_address
 from tests.arena.games.test_matches import fake_result
@@ -233,6 +234,7 @@ def test_the_owner_is_told_once_when_a_version_starts_failing(
     assert n.event == "version_failing"
     assert n.url.endswith("/bots/crasher/#v1")
     assert n.data["variant"] == "yangsh" and n.data["failures"] == 4
+    assert notifications.fan_out(n.pk) == 1  # the scheduler's task
     (d,) = n.deliveries.all()
     assert d.channel == Delivery.Channel.EMAIL and d.status == Delivery.Status.PENDING
 

@@ -89,8 +89,15 @@ def with_webhook(
 # ----------------------------------------------------------------------------- notify()
 
 
+def told(n: Notification | None) -> Notification:
+    """The notification, its deliveries written as the scheduler's fan-out task does."""
+    assert n is not None
+    services.fan_out(n.pk)
+    return n
+
+
 @pytest.mark.django_db
-def test_notify_writes_one_delivery_per_chosen_channel_and_sends_after_commit(
+def test_notify_writes_the_notification_and_its_fan_out_one_delivery_per_chosen_channel(
     user: Any, django_capture_on_commit_callbacks: Any
 ) -> None:
     verified_address(user, "alice@example.org")
@@ -99,17 +106,22 @@ def test_notify_writes_one_delivery_per_chosen_channel_and_sends_after_commit(
         n = services.notify(user, Event.CHECK_FINISHED, "subject", "text", "/bots/x/")
     assert n is not None
     assert n.url == "http://127.0.0.1:8000/bots/x/"
+    assert not n.deliveries.exists()  # the caller (a match worker) reads no settings
+    assert len(sent) == 1  # the fan-out task, once committed
+    with django_capture_on_commit_callbacks() as sent:
+        assert services.fan_out(n.pk) == 2
     channels = sorted((d.channel, d.target, d.status) for d in n.deliveries.all())
     assert channels == [
         ("email", "alice@example.org", "pending"),
         ("webhook", "https://hooks.example.org/x", "pending"),
     ]
     assert len(sent) == 2  # one task per delivery, once committed
+    assert services.fan_out(n.pk) == 0  # a second run of the task writes nothing more
+    assert n.deliveries.count() == 2
 
 
 def channels_of(n: Notification | None) -> list[str]:
-    assert n is not None
-    return sorted(d.channel for d in n.deliveries.all())
+    return sorted(d.channel for d in told(n).deliveries.all())
 
 
 @pytest.mark.django_db
@@ -134,7 +146,7 @@ def test_every_event_reaches_the_inbox_whatever_the_channels(
     with django_capture_on_commit_callbacks() as sent:
         n = services.notify(user, Event.CHECK_FINISHED, "walker v1 passed", "t", "/bots/w/")
     assert n is not None and n.read_at is None and channels_of(n) == []
-    assert sent == []  # nothing to send
+    assert len(sent) == 1  # the fan-out, which finds nothing to send
     verified_address(user, "alice@example.org")
     with_webhook(user, "https://hooks.example.org/x", email=True, events=["check_finished"])
     unticked = services.notify(user, Event.VERSION_FAILING, "walker v1 fails", "t")
@@ -173,8 +185,9 @@ def test_mark_read_marks_the_users_own_and_only_once(user: Any, other_user: Any)
 @pytest.mark.django_db
 def test_an_email_goes_through_djangos_mail(user: Any, locmem: None) -> None:
     verified_address(user, "alice@example.org")
-    n = services.notify(user, Event.CHECK_FINISHED, "walker v2 passed", "It is active.", "/x/")
-    assert n is not None
+    n = told(
+        services.notify(user, Event.CHECK_FINISHED, "walker v2 passed", "It is active.", "/x/")
+    )
     (d,) = n.deliveries.all()
     assert services.deliver(d.pk) == "sent"
     (m,) = mail.outbox
@@ -193,10 +206,16 @@ def test_a_webhook_gets_discord_and_slack_keys_and_the_fields(
 ) -> None:
     settings.WEBHOOK_ALLOW_PRIVATE = True
     with_webhook(user, hook.url)
-    n = services.notify(
-        user, Event.VERSION_FAILING, "v2 fails", "It crashed.", "/bots/b/", data={"variant": "x"}
+    n = told(
+        services.notify(
+            user,
+            Event.VERSION_FAILING,
+            "v2 fails",
+            "It crashed.",
+            "/bots/b/",
+            data={"variant": "x"},
+        )
     )
-    assert n is not None
     (d,) = n.deliveries.all()
     assert services.deliver(d.pk) == "sent"
     (body,) = hook.received
