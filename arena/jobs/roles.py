@@ -74,6 +74,10 @@ GRANTS: dict[str, Grant] = {
     "tournaments_bye": READ_WRITE,
     "duels_duel": Grant(("SELECT", "UPDATE")),
     "duels_duelpair": READ_WRITE,
+    # Each worker's heartbeat row (an upsert; deleted when it stops), and the sweeper's record
+    # of what it recovered when a worker starts (arena.jobs.startup).
+    "jobs_workerbeat": READ_WRITE_DELETE,
+    "jobs_recovery": Grant(("INSERT",), select_columns=("id",)),
     # A new entry in a user's inbox (its id comes back from the INSERT); not the others'.
     "notifications_notification": Grant(("INSERT",), select_columns=("id",)),
 }
@@ -95,6 +99,7 @@ DENIED: dict[str, str] = {
     "axes_accesslog": "logins: addresses and user agents",
     "notifications_notificationsettings": "webhook URLs and verified addresses",
     "notifications_delivery": "e-mail addresses and webhook URLs",
+    "jobs_periodicrun": "the periodic tasks run in the scheduler",
     "tournaments_schedule": "the scheduler starts scheduled tournaments",
     "tournaments_schedule_tournaments": "the scheduler starts scheduled tournaments",
 }
