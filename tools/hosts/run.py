@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import io
 import json
 import os
 import secrets
@@ -45,6 +46,8 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.core.management import call_command
+from django.db import connection
 
 from arena.bots.services import pack_folder
 from arena.games.models import Match
@@ -210,6 +213,7 @@ class HostsRun:
         self.run_id = uuid.uuid4().hex[:6]
         self.figures = Figures(self.run_id)
         self.started = time.monotonic()
+        self._role_password = ""
         #: The games the killed host was playing.
         self._left: set[int] = set()
 
@@ -233,7 +237,31 @@ class HostsRun:
         queue = f"hosts-{run}"
         port = free_port()
         username, password = f"hosts-{run}", secrets.token_urlsafe(18)
-        web, workers = self._hosts(queue, port, root, base, logs, username, password, builtins)
+        role = self._worker_role(logs)
+        try:
+            self._run_hosts(
+                queue, port, root, base, logs, username, password, builtins, folder, role
+            )
+        finally:
+            self._drop_role(role)
+
+    def _run_hosts(
+        self,
+        queue: str,
+        port: int,
+        root: Path,
+        base: Path,
+        logs: Path,
+        username: str,
+        password: str,
+        builtins: list[str],
+        folder: Path,
+        role: str,
+    ) -> None:
+        o, run = self.o, self.run_id
+        web, workers = self._hosts(
+            queue, port, root, base, logs, username, password, builtins, role
+        )
         hosts = [web, *workers]
         say(
             f"hosts run {run}: web on http://127.0.0.1:{port}, {len(workers)} worker hosts x "
@@ -281,11 +309,15 @@ class HostsRun:
         username: str,
         password: str,
         builtins: list[str],
+        role: str,
     ) -> tuple[Host, list[Host]]:
         """The web host (the account, the built-in bots, the scheduler, gunicorn) and the two
-        worker hosts."""
+        worker hosts, which connect as the workers' role and have no ``SECRET_KEY``, as
+        docs/deployment.md asks of a worker machine."""
         o, run = self.o, self.run_id
         env = self._env(queue, root, base, o)
+        worker_env = {k: v for k, v in env.items() if k != "SECRET_KEY"}
+        worker_env["DATABASE_URL"] = self._role_url(role)
         celery = [sys.executable, "-m", "celery", "-A", "arena"]
         common = ["--loglevel", "INFO", "--without-gossip", "--without-mingle"]
         manage = [sys.executable, str(Path(settings.BASE_DIR) / "manage.py")]
@@ -323,7 +355,7 @@ class HostsRun:
             Host(
                 f"worker-{i}",
                 root,
-                env,
+                worker_env,
                 Path(settings.BASE_DIR),
                 services=[
                     Command(
@@ -337,6 +369,35 @@ class HostsRun:
             for i in (1, 2)
         ]
         return web, workers
+
+    def _worker_role(self, logs: Path) -> str:
+        """Make the run's own workers' role (``manage.py worker_role``), as the site's role
+        does in production; its grants go to the log."""
+        role = f"hosts_{self.run_id}_worker"
+        self._role_password = secrets.token_urlsafe(18)
+        out = io.StringIO()
+        os.environ["ARENA_HOSTS_WORKER_PASSWORD"] = self._role_password
+        try:
+            call_command(
+                "worker_role", role, "--password-env", "ARENA_HOSTS_WORKER_PASSWORD", stdout=out
+            )
+        finally:
+            del os.environ["ARENA_HOSTS_WORKER_PASSWORD"]
+        (logs / "worker-role.log").write_text(out.getvalue())
+        return role
+
+    def _role_url(self, role: str) -> str:
+        db = settings.DATABASES["default"]
+        host, port = db.get("HOST") or "127.0.0.1", db.get("PORT") or 5432
+        return f"postgres://{role}:{self._role_password}@{host}:{port}/{db['NAME']}"
+
+    def _drop_role(self, role: str) -> None:
+        """The role goes with the run (its grants first): roles belong to the whole cluster."""
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", [role])
+            if cursor.fetchone():
+                cursor.execute(f'DROP OWNED BY "{role}"')
+                cursor.execute(f'DROP ROLE "{role}"')
 
     def _env(self, queue: str, root: Path, base: Path, o: dict[str, Any]) -> dict[str, str]:
         """The hosts' environment: this one's database and broker, the run's queue, and every
