@@ -320,3 +320,18 @@ class BotVersion(ClaimedWork):
     def is_final(self) -> bool:
         """Whether its check is over (active, retired or rejected)."""
         return self.status in (self.Status.ACTIVE, self.Status.RETIRED, self.Status.REJECTED)
+
+
+class StoredFile(models.Model):
+    """A file of the bot store kept in the database (:class:`arena.bots.storage.DatabaseStorage`,
+    the default): the bytes of an upload under its name ``ab/<sha256>``. A worker reads them
+    through the database it needs anyway, so no machine shares a folder with another. One row
+    per file, written once: the store's names are content hashes."""
+
+    name = models.CharField(max_length=100, primary_key=True)
+    size = models.BigIntegerField()
+    content = models.BinaryField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return self.name

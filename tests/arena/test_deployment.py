@@ -29,7 +29,7 @@ def test_every_service_is_there(compose: dict[str, Any]) -> None:
     assert set(compose["services"]) == {"postgres", "redis", *ARENA_SERVICES}
 
 
-def test_the_arena_services_share_the_settings_and_the_bot_store(compose: dict[str, Any]) -> None:
+def test_the_arena_services_share_the_settings_and_no_folder(compose: dict[str, Any]) -> None:
     for name in ARENA_SERVICES:
         s = compose["services"][name]
         env = s["environment"]
@@ -41,9 +41,10 @@ def test_the_arena_services_share_the_settings_and_the_bot_store(compose: dict[s
         assert "SECRET_KEY" in env and env["ARENA_DEBUG"] == "0"
         # Served over HTTPS unless the operator says otherwise (trying it on a laptop).
         assert env["ARENA_HTTPS"] == "${ARENA_HTTPS:-1}", name
-        assert env["ARENA_BOT_STORE"] == "/srv/bot-store"
-        assert "bot-store:/srv/bot-store" in s["volumes"], name
-    assert {"postgres-data", "bot-store"} <= set(compose["volumes"])
+        # The bot store is the database (the default): nothing shared but it and the broker.
+        assert "ARENA_BOT_STORAGE" not in env and "ARENA_BOT_STORE" not in env, name
+        assert not any("bot-store" in v for v in s.get("volumes", [])), name
+    assert "postgres-data" in compose["volumes"] and "bot-store" not in compose["volumes"]
     assert "postgres-data:/var/lib/postgresql/data" in compose["services"]["postgres"]["volumes"]
 
 
