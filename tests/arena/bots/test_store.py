@@ -14,8 +14,8 @@ from django.core.files.storage import Storage, storages
 from django.core.management import CommandError, call_command
 
 from arena.bots import store
-from arena.bots.models import StoredFile
-from arena.bots.storage import DatabaseStorage
+from arena.bots.models import StoredFile, StoredFileChunk
+from arena.bots.storage import CHUNK, DatabaseStorage
 from arena.bots.unpack import TARGZ, Limits, StoredFileError, ensure_unpacked
 from arena.env import bot_storage
 from tests.arena.conftest import BOTS, packed
@@ -58,10 +58,14 @@ def test_the_same_bytes_twice_are_one_file(backend: str) -> None:
         assert StoredFile.objects.get().size == 4
 
 
-def test_a_file_as_big_as_the_largest_upload_is_one_row(db: Any, settings: Any) -> None:
-    data = hashlib.sha256(b"seed").digest() * (settings.BOT_UPLOAD_MAX_BYTES // 32)
+def test_the_largest_upload_is_kept_in_chunks_and_read_back_whole(db: Any, settings: Any) -> None:
+    data = hashlib.sha256(b"seed").digest() * (settings.BOT_UPLOAD_MAX_BYTES // 32 + 1)
     sha, size = store.put_bytes(data)
     assert StoredFile.objects.get(name=store.name(sha)).size == size == len(data)
+    lengths = [
+        len(d) for d in StoredFileChunk.objects.order_by("index").values_list("data", flat=True)
+    ]
+    assert lengths == [CHUNK] * (size // CHUNK) + [size % CHUNK]
     with store.open(sha) as f:
         assert hashlib.sha256(f.read()).hexdigest() == sha
 
@@ -75,7 +79,7 @@ def test_a_fetched_copy_is_used_again_without_the_store(db: Any, tmp_path: Path)
 
 def test_bytes_that_do_not_match_their_name_are_refused_on_arrival(db: Any, tmp_path: Path) -> None:
     sha = hashlib.sha256(b"what was uploaded").hexdigest()
-    StoredFile.objects.create(name=store.name(sha), size=7, content=b"damaged")
+    DatabaseStorage().save(store.name(sha), io.BytesIO(b"damaged"))
     with pytest.raises(StoredFileError, match="do not match their hash"):
         store.fetch(sha, tmp_path / "downloads")
     assert list((tmp_path / "downloads").iterdir()) == []
@@ -122,11 +126,14 @@ def test_database_storage_lists_folders_and_files(db: Any) -> None:
     storage.save("ab/one", io.BytesIO(b"1"))
     storage.save("ab/two", io.BytesIO(b"2"))
     storage.save("cd/three", io.BytesIO(b"3"))
+    assert storage.save("ab/one", io.BytesIO(b"other")) == "ab/one"  # kept as it was
     assert storage.listdir("") == (["ab", "cd"], [])
     assert storage.listdir("ab") == ([], ["one", "two"])
     assert storage.size("ab/two") == 1
+    with storage.open("ab/one") as f:
+        assert f.read() == b"1"
     storage.delete("ab/two")
-    assert not storage.exists("ab/two")
+    assert not storage.exists("ab/two") and StoredFileChunk.objects.count() == 2
     with pytest.raises(FileNotFoundError):
         storage.open("ab/two")
 

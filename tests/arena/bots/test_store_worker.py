@@ -5,6 +5,7 @@ against its hash on arrival."""
 from __future__ import annotations
 
 import hashlib
+import io
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,8 @@ from django.conf import settings as django_settings
 
 from arena.bots import services as bots
 from arena.bots import store
-from arena.bots.models import BotVersion, StoredFile
+from arena.bots.models import BotVersion
+from arena.bots.storage import DatabaseStorage
 from tests.arena.conftest import BOTS, upload, wait_for, zipped_folder
 
 V = BotVersion.Status
@@ -49,7 +51,7 @@ def test_a_worker_that_sees_no_shared_folder_checks_uploads_from_the_database(
     # An upload whose row in the store was damaged before it came: the same name, other bytes.
     data = zipped_folder(BOTS / "random")
     sha = hashlib.sha256(data).hexdigest()
-    StoredFile.objects.create(name=store.name(sha), size=7, content=b"damaged")
+    DatabaseStorage().save(store.name(sha), io.BytesIO(b"damaged"))
     damaged = bots.create_bot(user, "far-damaged", upload(data, "r.zip"))
     assert damaged.sha256 == sha
 
