@@ -118,7 +118,19 @@ def test_redis_keeps_an_append_only_file(compose: dict[str, Any]) -> None:
 def test_the_image_installs_bubblewrap_and_the_project() -> None:
     text = (ROOT / "Dockerfile").read_text()
     assert "bubblewrap" in text
-    assert "pip install -e ." in text  # code, templates, static files and bots/ from /app
+    # Code, templates, static files and bots/ from /app; the extras the build asks for
+    # (--build-arg PIP_EXTRAS=s3), none by default.
+    line = next(x for x in text.splitlines() if "pip install -e" in x)
+    command = line.split("pip install -e ", 1)[1].split(" &&")[0].rstrip(" \\")
+    for extras, target in (("", "."), ("s3", ".[s3]")):
+        shell = subprocess.run(
+            ["sh", "-c", f"echo {command}"],
+            env={"PIP_EXTRAS": extras},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert shell.stdout.strip() == target, (line, extras)
     assert "COPY bots" in text and "COPY engine" in text and "COPY arena" in text
     assert "COPY docs" in text  # the guide's pages are rendered from docs/
     assert "collectstatic" in text
