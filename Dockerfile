@@ -40,7 +40,9 @@ COPY manage.py ./
 # Editable, so that the code, templates, static files and bots/ are used from /app.
 # The engine and the bot SDK are compiled ahead: bots import them read-only and would compile
 # them again at every start (docs/benchmarks.md, "Python bots: start-up").
-RUN pip install -e . \
+# PIP_EXTRAS=s3: the S3 bot store's libraries (ARENA_BOT_STORAGE=s3://..., docs/deployment.md).
+ARG PIP_EXTRAS=""
+RUN pip install -e ".${PIP_EXTRAS:+[$PIP_EXTRAS]}" \
     && python -m compileall -q engine bots/sdk \
     && mkdir -p /var/lib/arena /srv/bot-store /var/cache/arena/bots /var/cache/arena/builds \
     && SECRET_KEY=build ARENA_DEBUG=0 python manage.py collectstatic --noinput

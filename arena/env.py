@@ -9,6 +9,7 @@ import contextlib
 import os
 import secrets
 from pathlib import Path
+from typing import Any
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off", ""}
@@ -89,3 +90,49 @@ def _read_key(path: Path) -> str:
     if len(key) < 50:
         raise ValueError(f"{path}: the secret key in it is too short; delete it to make a new one")
     return key
+
+
+def bot_storage(value: str, folder: Path) -> dict[str, Any]:
+    """The ``STORAGES`` entry of the bot store that ``value`` names:
+
+    * ``database`` (or nothing): the database, which every machine of the arena reaches anyway;
+    * ``folder`` (the folder ``folder``) or ``folder:/some/path``: a local folder, for a single
+      machine or one that every worker mounts;
+    * ``s3://bucket`` or ``s3://bucket/prefix``: an S3-compatible object store through
+      django-storages (``pip install .[s3]``); credentials, region and endpoint come from the
+      AWS SDK's own environment variables (``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``,
+      ``AWS_DEFAULT_REGION``, ``AWS_ENDPOINT_URL_S3``).
+
+    >>> bot_storage("s3://uploads/arena", Path("/x"))["OPTIONS"]["location"]
+    'arena'
+    >>> bot_storage("folder:/srv/bots", Path("/x"))["OPTIONS"]["location"]
+    '/srv/bots'
+    """
+    text = value.strip()
+    if text in ("", "database"):
+        return {"BACKEND": "arena.bots.storage.DatabaseStorage"}
+    if text == "folder" or text.startswith("folder:"):
+        path = text.removeprefix("folder").removeprefix(":")
+        return {
+            "BACKEND": "django.core.files.storage.FileSystemStorage",
+            "OPTIONS": {
+                "location": str(Path(path).expanduser().resolve()) if path else str(folder),
+                "file_permissions_mode": 0o644,
+                "allow_overwrite": True,
+            },
+        }
+    if text.startswith("s3://"):
+        bucket, _, prefix = text.removeprefix("s3://").partition("/")
+        if bucket:
+            return {
+                "BACKEND": "storages.backends.s3.S3Storage",
+                # Names are hashes: saving one again writes the same bytes.
+                "OPTIONS": {
+                    "bucket_name": bucket,
+                    "location": prefix.strip("/"),
+                    "file_overwrite": True,
+                },
+            }
+    raise ValueError(
+        f"{value!r}: expected database, folder, folder:/some/path, s3://bucket or s3://bucket/prefix"
+    )

@@ -17,6 +17,7 @@ import dj_database_url
 
 import engine
 from arena.env import (
+    bot_storage,
     env_bool,
     env_float,
     env_int,
@@ -163,8 +164,16 @@ STORAGES = {
         else "django.contrib.staticfiles.storage.StaticFilesStorage"
     },
 }
-#: Where bot files are kept, by content hash (shared by the web process and every worker).
+#: Where uploaded bot files are kept, by content hash: the storage ``bots`` of ``STORAGES``.
+#: ``database`` (the default: every worker reaches it anyway), ``folder`` (the local folder
+#: ``ARENA_BOT_STORE``; ``folder:/some/path`` names another), or ``s3://bucket[/prefix]`` (an
+#: S3-compatible object store, ``pip install .[s3]``; credentials, region and endpoint from the
+#: AWS SDK's variables, such as ``AWS_ACCESS_KEY_ID`` and ``AWS_ENDPOINT_URL_S3``).
+#: ``manage.py move_bot_store`` copies a store from one to another.
+BOT_STORAGE = env_str("ARENA_BOT_STORAGE", "database")
+#: The folder of ``ARENA_BOT_STORAGE=folder`` (the store of earlier releases).
 BOT_STORE_DIR = env_path("ARENA_BOT_STORE", VAR_DIR / "bots")
+STORAGES["bots"] = bot_storage(BOT_STORAGE, BOT_STORE_DIR)
 #: Where each worker unpacks bots it runs (a local cache, keyed by content hash).
 BOT_CACHE_DIR = env_path("ARENA_BOT_CACHE", VAR_DIR / "bot-cache")
 #: Largest upload accepted, in bytes.

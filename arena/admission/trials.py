@@ -186,7 +186,7 @@ def publish(user: Viewer, trial: Trial, *, name: str = "", description: str = ""
         raise PermissionDenied("only the trial's owner may publish it")
     if trial.status != T.PLAYED:
         raise NotPlayed(f"trial {trial.pk} cannot be published: it is {trial.get_status_display()}")
-    with store.path(trial.sha256).open("rb") as f:
+    with store.open(trial.sha256) as f:
         upload = File(f, name=trial.filename)
         if trial.bot is not None and trial.bot.status == Bot.Status.ACTIVE:
             return bots.add_version(user, trial.bot, upload, filename=trial.filename)

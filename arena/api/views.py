@@ -196,7 +196,7 @@ class VersionViewSet(viewsets.ReadOnlyModelViewSet):
         if not bots.can_manage(request.user, version.bot):
             raise PermissionDenied("only the bot's owner may download its source")
         return FileResponse(
-            bots.source_path(request.user, version).open("rb"),
+            bots.source_file(request.user, version),
             as_attachment=True,
             filename=bots.source_filename(version),
             content_type="application/octet-stream",  # as documented, whatever the file's kind

@@ -320,3 +320,33 @@ class BotVersion(ClaimedWork):
     def is_final(self) -> bool:
         """Whether its check is over (active, retired or rejected)."""
         return self.status in (self.Status.ACTIVE, self.Status.RETIRED, self.Status.REJECTED)
+
+
+class StoredFile(models.Model):
+    """A file of the bot store kept in the database (:class:`arena.bots.storage.DatabaseStorage`,
+    the default): an upload under its name ``ab/<sha256>``, its bytes in
+    :class:`StoredFileChunk` rows. A worker reads them through the database it needs anyway, so
+    no machine shares a folder with another. Written once, in one transaction with its chunks:
+    the store's names are content hashes."""
+
+    name = models.CharField(max_length=100, primary_key=True)
+    size = models.BigIntegerField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class StoredFileChunk(models.Model):
+    """One piece of a stored file's bytes (1 MiB but the last): a file is written and read a
+    piece at a time, so neither end holds a whole upload (and the driver's copies of it) in
+    memory."""
+
+    file = models.ForeignKey(StoredFile, on_delete=models.CASCADE, related_name="chunks")
+    index = models.PositiveIntegerField()
+    data = models.BinaryField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["file", "index"], name="stored_chunk_once"),
+        ]

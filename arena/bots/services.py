@@ -22,12 +22,13 @@ import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import PermissionDenied
+from django.core.files import File
 from django.db import IntegrityError, transaction
 from django.db.models import Max, ProtectedError, Sum
 from django.utils import timezone
@@ -409,10 +410,10 @@ def activate(user: User | AnonymousUser, version: BotVersion) -> BotVersion:
     return BotVersion.objects.select_related("bot").get(pk=version.pk)
 
 
-def source_path(user: User | AnonymousUser, version: BotVersion) -> Path:
-    """The stored upload of a version, for its owner to download."""
+def source_file(user: User | AnonymousUser, version: BotVersion) -> File[Any]:
+    """The stored upload of a version, open for its owner to download."""
     _require_manager(user, version.bot)
-    return store.path(version.sha256)
+    return store.open(version.sha256)
 
 
 def source_filename(version: BotVersion) -> str:

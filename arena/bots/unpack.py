@@ -29,6 +29,7 @@ import tarfile
 import tempfile
 import zipfile
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO
@@ -371,7 +372,7 @@ def cache_key(sha256: str, kind: str, filename: str) -> str:
 
 
 def ensure_unpacked(
-    archive: Path,
+    archive: Path | Callable[[Path], Path],
     *,
     sha256: str,
     kind: str,
@@ -382,18 +383,23 @@ def ensure_unpacked(
 ) -> BotSpec:
     """The bot from the stored file ``archive``, unpacked into ``cache`` once per hash.
 
-    Raises :class:`UnpackError` (also for a :class:`BotError` from the manifest), or
-    :class:`StoredFileError` when the stored file is missing or damaged. Safe with
-    several worker processes: each unpacks into a private folder and renames it into place;
-    the first rename wins.
+    ``archive`` is the file, or a function that copies it into the folder it is given and
+    returns its path (:func:`arena.bots.store.fetch`): it is called only when the cache lacks
+    the bot, and the copy is removed once unpacked. Raises :class:`UnpackError` (also for a
+    :class:`BotError` from the manifest), or :class:`StoredFileError` when the stored file is
+    missing or damaged. Safe with several worker processes: each unpacks into a private
+    folder and renames it into place; the first rename wins.
     """
     cache.mkdir(parents=True, exist_ok=True)
     os.chmod(cache, 0o755)
     final = cache / cache_key(sha256, kind, filename)
     if not final.is_dir():
-        _verify(archive, sha256)
         tmp = Path(tempfile.mkdtemp(prefix=".unpack-", dir=cache))
         try:
+            # A name no unpacked file can have: safe_filename() never starts with a dot.
+            if callable(archive):
+                archive = archive(tmp / ".stored")
+            _verify(archive, sha256)
             os.chmod(tmp, 0o755)
             if kind == FILE:
                 target = tmp / safe_filename(filename)
@@ -402,6 +408,7 @@ def ensure_unpacked(
             else:
                 unpack_archive(archive, kind, tmp / "bot", limits)
                 _load(_locate(tmp / "bot", kind, filename), trusted)  # refuse before caching
+            shutil.rmtree(tmp / ".stored", ignore_errors=True)
             try:
                 os.rename(tmp, final)
             except OSError:

@@ -207,7 +207,7 @@ def unpack_upload(sha256: str, kind: str, filename: str, trusted: bool = False) 
     if spec is not None and spec.path.exists():
         return spec
     spec = ensure_unpacked(
-        store.path(sha256),
+        functools.partial(store.fetch, sha256),
         sha256=sha256,
         kind=kind,
         filename=filename,

@@ -12,7 +12,7 @@ Every table of the project is either in :data:`GRANTS` or in :data:`DENIED`
 (tests/arena/jobs/test_roles.py fails for a new one that is in neither): a new model forces
 a decision. A new table is one line here, e.g.::
 
-    "jobs_heartbeat": Grant(("SELECT", "INSERT", "UPDATE")),
+    "games_example": Grant(("SELECT", "INSERT", "UPDATE")),
 
 The scheduler (``celery worker --beat``), the site and ``runarena`` keep the site's own role:
 the periodic tasks and the notifications' fan-out and deliveries run there
@@ -58,6 +58,9 @@ GRANTS: dict[str, Grant] = {
     "auth_user": Grant(select_columns=("id", "username")),
     "bots_bot": Grant(("SELECT", "UPDATE")),
     "bots_botversion": Grant(("SELECT", "UPDATE")),
+    # The uploads (ARENA_BOT_STORAGE=database): a worker fetches a version's file by its hash.
+    "bots_storedfile": READ,
+    "bots_storedfilechunk": READ,
     "admission_trial": Grant(("SELECT", "UPDATE")),
     "games_match": READ_WRITE_DELETE,
     "games_matchrecord": READ_WRITE_DELETE,

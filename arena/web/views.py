@@ -348,8 +348,8 @@ def _own_version(request: HttpRequest, name: str, number: int) -> BotVersion:
 @login_required
 def version_source(request: AuthenticatedHttpRequest, name: str, number: int) -> HttpResponseBase:
     version = _own_version(request, name, number)
-    path = bots.source_path(request.user, version)
-    return FileResponse(path.open("rb"), as_attachment=True, filename=bots.source_filename(version))
+    upload = bots.source_file(request.user, version)
+    return FileResponse(upload, as_attachment=True, filename=bots.source_filename(version))
 
 
 @login_required

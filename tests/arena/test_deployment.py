@@ -33,7 +33,7 @@ def test_every_service_is_there(compose: dict[str, Any]) -> None:
         assert "profiles" not in compose["services"][name], name
 
 
-def test_the_arena_services_share_the_settings_and_the_bot_store(compose: dict[str, Any]) -> None:
+def test_the_arena_services_share_the_settings_and_no_folder(compose: dict[str, Any]) -> None:
     for name in ARENA_SERVICES:
         s = compose["services"][name]
         env = s["environment"]
@@ -45,9 +45,10 @@ def test_the_arena_services_share_the_settings_and_the_bot_store(compose: dict[s
         assert "SECRET_KEY" in env and env["ARENA_DEBUG"] == "0"
         # Served over HTTPS unless the operator says otherwise (trying it on a laptop).
         assert env["ARENA_HTTPS"] == "${ARENA_HTTPS:-1}", name
-        assert env["ARENA_BOT_STORE"] == "/srv/bot-store"
-        assert "bot-store:/srv/bot-store" in s["volumes"], name
-    assert {"postgres-data", "bot-store"} <= set(compose["volumes"])
+        # The bot store is the database (the default): nothing shared but it and the broker.
+        assert "ARENA_BOT_STORAGE" not in env and "ARENA_BOT_STORE" not in env, name
+        assert not any("bot-store" in v for v in s.get("volumes", [])), name
+    assert "postgres-data" in compose["volumes"] and "bot-store" not in compose["volumes"]
     assert "postgres-data:/var/lib/postgresql/data" in compose["services"]["postgres"]["volumes"]
 
 
@@ -149,7 +150,19 @@ def test_redis_keeps_an_append_only_file(compose: dict[str, Any]) -> None:
 def test_the_image_installs_bubblewrap_and_the_project() -> None:
     text = (ROOT / "Dockerfile").read_text()
     assert "bubblewrap" in text
-    assert "pip install -e ." in text  # code, templates, static files and bots/ from /app
+    # Code, templates, static files and bots/ from /app; the extras the build asks for
+    # (--build-arg PIP_EXTRAS=s3), none by default.
+    line = next(x for x in text.splitlines() if "pip install -e" in x)
+    command = line.split("pip install -e ", 1)[1].split(" &&")[0].rstrip(" \\")
+    for extras, target in (("", "."), ("s3", ".[s3]")):
+        shell = subprocess.run(
+            ["sh", "-c", f"echo {command}"],
+            env={"PIP_EXTRAS": extras},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert shell.stdout.strip() == target, (line, extras)
     assert "COPY bots" in text and "COPY engine" in text and "COPY arena" in text
     assert "COPY docs" in text  # the guide's pages are rendered from docs/
     assert "collectstatic" in text

@@ -159,7 +159,8 @@ def test_others_cannot_change_delete_or_download_a_bot(user: Any, other_user: An
     assert own.status_code == 200 and own["Content-Type"] == "application/octet-stream"
     from arena.bots import store
 
-    assert b"".join(own.streaming_content) == store.path(v.sha256).read_bytes()
+    with store.open(v.sha256) as f:
+        assert b"".join(own.streaming_content) == f.read()
 
 
 @pytest.mark.django_db

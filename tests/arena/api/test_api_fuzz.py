@@ -16,12 +16,10 @@ from __future__ import annotations
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
 import schemathesis
-from django.conf import settings as django_settings
 from django.core.signals import request_finished, request_started
 from django.db import close_old_connections, transaction
 from hypothesis import HealthCheck, settings
@@ -188,8 +186,7 @@ def wsgi_calls() -> Iterator[None]:
 def state() -> tuple[Any, ...]:
     """What a refused request must not change: the rows an API call can write and the files
     in the bot store."""
-    folder = Path(django_settings.BOT_STORE_DIR)
-    files = sorted(str(p.relative_to(folder)) for p in folder.rglob("*")) if folder.exists() else []
+    files = list(store.hashes())
     return (
         list(Bot.objects.order_by("pk").values_list("pk", "description", "status")),
         list(BotVersion.objects.order_by("pk").values_list("pk", "status")),
@@ -248,7 +245,8 @@ def exercise(case: schemathesis.Case, arena: Arena, token: str | None) -> None:
             # Accepted (its first bytes look like an archive or a program): a pending version
             # whose bytes are in the store; the check is a worker's job.
             version = BotVersion.objects.get(pk=response.json()["id"])
-            data = store.path(version.sha256).read_bytes()
+            with store.open(version.sha256) as f:
+                data = f.read()
             assert version.status == BotVersion.Status.PENDING and len(data) == version.size
             assert data.startswith(SIGNATURES[version.kind])
         transaction.set_rollback(True)

@@ -25,8 +25,7 @@ V = BotVersion.Status
 
 
 def stored_files() -> set[str]:
-    root = store.root()
-    return {p.name for p in root.rglob("*") if p.is_file()} if root.exists() else set()
+    return set(store.hashes())
 
 
 # ----------------------------------------------------------------------------- uploads
@@ -40,7 +39,8 @@ def test_an_upload_is_stored_by_hash_and_waits_for_its_check(
     with django_capture_on_commit_callbacks() as sent:
         version = services.create_bot(user, "mybot", upload(data, "mybot.zip"))
     assert version.status == V.PENDING and version.number == 1 and version.kind == "zip"
-    assert store.path(version.sha256).read_bytes() == data
+    with store.open(version.sha256) as f:
+        assert f.read() == data
     assert version.bot.owner == user and not version.bot.trusted
     assert len(sent) == 1  # the check task, after commit
 
@@ -116,11 +116,12 @@ def test_only_the_owner_changes_a_bot(user: Any, other_user: Any) -> None:
     with pytest.raises(PermissionDenied):
         services.delete_bot(other_user, bot)
     with pytest.raises(PermissionDenied):
-        services.source_path(other_user, v)
+        services.source_file(other_user, v)
     assert BotVersion.objects.filter(bot=bot).count() == 1
     bot.refresh_from_db()
     assert bot.description == ""
-    assert services.source_path(user, v) == store.path(v.sha256)
+    with services.source_file(user, v) as f:
+        assert f.read() == b"#!/bin/sh\n"
 
 
 @pytest.mark.django_db
