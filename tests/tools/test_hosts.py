@@ -83,8 +83,6 @@ def test_three_hosts_with_private_files_check_rate_and_play_and_recover_a_killed
 ) -> None:
     require_root("the hosts are mount namespaces")
     monkeypatch.setenv("DATABASE_URL", worker_env["DATABASE_URL"])  # the test database
-    # TODO(store): remove once workers fetch bots from the shared store by hash.
-    monkeypatch.setenv("ARENA_HOSTS_SHARE_STORE", "1")
     base = RUN_DIR / f"hosts-{uuid.uuid4().hex[:6]}"  # reachable by the bots' uids
     figures = tmp_path / "figures.json"
 

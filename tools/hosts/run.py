@@ -315,7 +315,7 @@ class HostsRun:
         worker hosts, which connect as the workers' role and have no ``SECRET_KEY``, as
         docs/deployment.md asks of a worker machine."""
         o, run = self.o, self.run_id
-        env = self._env(queue, root, base, o)
+        env = self._env(queue, root, o)
         worker_env = {k: v for k, v in env.items() if k != "SECRET_KEY"}
         worker_env["DATABASE_URL"] = self._role_url(role)
         celery = [sys.executable, "-m", "celery", "-A", "arena"]
@@ -399,7 +399,7 @@ class HostsRun:
                 cursor.execute(f'DROP OWNED BY "{role}"')
                 cursor.execute(f'DROP ROLE "{role}"')
 
-    def _env(self, queue: str, root: Path, base: Path, o: dict[str, Any]) -> dict[str, str]:
+    def _env(self, queue: str, root: Path, o: dict[str, Any]) -> dict[str, str]:
         """The hosts' environment: this one's database and broker, the run's queue, and every
         folder they write under the host's own var folder."""
         var = root / "var"
@@ -421,11 +421,6 @@ class HostsRun:
             DJANGO_SETTINGS_MODULE="arena.settings",
             PYTHONUNBUFFERED="1",
         )
-        # TODO(store): remove once workers fetch bots from the shared store by hash. Until
-        # then a worker host cannot read what was uploaded to the web host's private store;
-        # this development switch puts one store outside the hosts' private folders.
-        if os.environ.get("ARENA_HOSTS_SHARE_STORE") == "1":
-            env["ARENA_BOT_STORE"] = str(base / "shared-store")
         return env
 
     def _check_private(self, hosts: list[Host], root: Path) -> None:
