@@ -8,6 +8,7 @@ their slots is left.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import functools
 import os
@@ -18,6 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.conf import settings
+from django.contrib.auth.hashers import PBKDF2PasswordHasher
+from django.core.exceptions import ImproperlyConfigured
 from django.db.backends.signals import connection_created
 
 from arena.referee import bot_library
@@ -46,6 +50,23 @@ def _no_idle_limit_in_tests(sender: Any, connection: Any, **kwargs: Any) -> None
 
 
 connection_created.connect(_no_idle_limit_in_tests, dispatch_uid="tests-no-idle-limit")
+
+
+class QuickPasswordHasher(PBKDF2PasswordHasher):
+    """PBKDF2 with few iterations, for the accounts the tests make by the hundred: a hash at
+    Django's million iterations costs about a second of CPU on a busy machine, and was most of
+    the suite's time. The hash names its algorithm and its iterations, so every process the
+    tests start (a worker, a web server on the real settings) still checks it; a login there
+    upgrades it to the full count."""
+
+    iterations = 1000
+
+
+with contextlib.suppress(ImproperlyConfigured):  # a run without Django's settings (none hash)
+    settings.PASSWORD_HASHERS = [
+        "tests.conftest.QuickPasswordHasher",
+        *(h for h in settings.PASSWORD_HASHERS if h != "tests.conftest.QuickPasswordHasher"),
+    ]
 
 # The bots under tests/data/bots/ are programs, not test modules: importing one to look for
 # doctests would run it (a fork bomb, a bot that waits for ever on its input...).
