@@ -239,9 +239,7 @@ class HostsRun:
         username, password = f"hosts-{run}", secrets.token_urlsafe(18)
         role = self._worker_role(logs)
         try:
-            self._run_hosts(
-                queue, port, root, base, logs, username, password, builtins, folder, role
-            )
+            self._run_hosts(queue, port, root, logs, username, password, builtins, folder, role)
         finally:
             self._drop_role(role)
 
@@ -250,7 +248,6 @@ class HostsRun:
         queue: str,
         port: int,
         root: Path,
-        base: Path,
         logs: Path,
         username: str,
         password: str,
@@ -259,9 +256,7 @@ class HostsRun:
         role: str,
     ) -> None:
         o, run = self.o, self.run_id
-        web, workers = self._hosts(
-            queue, port, root, base, logs, username, password, builtins, role
-        )
+        web, workers = self._hosts(queue, port, root, logs, username, password, builtins, role)
         hosts = [web, *workers]
         say(
             f"hosts run {run}: web on http://127.0.0.1:{port}, {len(workers)} worker hosts x "
@@ -304,7 +299,6 @@ class HostsRun:
         queue: str,
         port: int,
         root: Path,
-        base: Path,
         logs: Path,
         username: str,
         password: str,
