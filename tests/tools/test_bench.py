@@ -103,9 +103,10 @@ def test_the_ladder_benchmark_splits_a_games_time_through_a_real_worker(
     assert "games/min with 1 pool process(es)" in out
     assert "the worker's Python processes (bots left out): 2;" in out
     if connection.vendor == "postgresql":
-        # The main process's connection, the pool process's and its sidecar's (which the
-        # samples may miss in so short a run); other tests' connections are not there (the
-        # test database is this process's own).
+        # The main process's connection and the pool process's (both kept open until the
+        # worker stops, and the sampler looks a last time before that), and the sidecar's
+        # (which the samples may miss in so short a run); other tests' connections are not
+        # there (the test database is this process's own).
         held = re.search(r"database connections held by the worker: at most (\d+) at once", out)
         assert held is not None and 2 <= int(held[1]) <= 3, out
         assert re.search(r"per game: [0-9.]+ database commits, [0-9.]+ rows written", out)

@@ -298,6 +298,10 @@ class _Sampler(threading.Thread):
 
     def run(self) -> None:
         try:
+            while not self._done.wait(0.5):
+                self._sample()
+            # A last look while the worker still runs: a short run may end between two looks,
+            # and the pool's connections stay open until the worker stops.
             self._sample()
         finally:
             connection.close()  # this thread's own, if it opened one
@@ -316,33 +320,32 @@ class _Sampler(threading.Thread):
         self.connections = max(self.connections or 0, seen)
 
     def _sample(self) -> None:
-        while not self._done.wait(0.5):
-            self._count_connections()
-            seen = 0
-            for proc in Path("/proc").iterdir():
-                if not proc.name.isdigit():
-                    continue
-                try:
-                    stat = (proc / "stat").read_text()
-                    cmdline = (proc / "cmdline").read_bytes()
-                    status = (proc / "status").read_text()
-                except OSError:
-                    continue
-                fields = stat.rsplit(")", 1)[1].split()
-                if int(fields[3]) != self.session or b"celery" not in cmdline:
-                    continue
-                seen += 1
-                kind = "main process" if int(proc.name) == self.session else "pool process"
-                rss = next(
-                    (
-                        int(line.split()[1]) / 1024
-                        for line in status.splitlines()
-                        if line.startswith("VmRSS:")
-                    ),
-                    0.0,
-                )
-                self.rss_mib[kind] = max(self.rss_mib.get(kind, 0.0), rss)
-            self.most = max(self.most, seen)
+        self._count_connections()
+        seen = 0
+        for proc in Path("/proc").iterdir():
+            if not proc.name.isdigit():
+                continue
+            try:
+                stat = (proc / "stat").read_text()
+                cmdline = (proc / "cmdline").read_bytes()
+                status = (proc / "status").read_text()
+            except OSError:
+                continue
+            fields = stat.rsplit(")", 1)[1].split()
+            if int(fields[3]) != self.session or b"celery" not in cmdline:
+                continue
+            seen += 1
+            kind = "main process" if int(proc.name) == self.session else "pool process"
+            rss = next(
+                (
+                    int(line.split()[1]) / 1024
+                    for line in status.splitlines()
+                    if line.startswith("VmRSS:")
+                ),
+                0.0,
+            )
+            self.rss_mib[kind] = max(self.rss_mib.get(kind, 0.0), rss)
+        self.most = max(self.most, seen)
 
 
 def _remove() -> None:
