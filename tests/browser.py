@@ -161,7 +161,10 @@ def log_in(page: Any, site: str) -> Callable[[Any], None]:
 
 
 def page_width(page: Any) -> int:
-    """How wide the document is, in CSS pixels (wider than the screen: it scrolls sideways)."""
+    """How wide the document is, in CSS pixels (wider than the screen: it scrolls sideways).
+    Measured once the document is parsed: right after a click that navigates, the new document
+    may have no root element yet."""
+    page.wait_for_load_state("domcontentloaded")
     return int(page.evaluate("document.documentElement.scrollWidth"))
 
 

@@ -30,6 +30,7 @@ def test_a_trial_is_tried_watched_and_published(
     log_in(user)
     page.goto(f"{site}/accounts/bots/")
     page.get_by_role("link", name="Try a bot").click()
+    page.wait_for_url(f"{site}/trials/")
     assert_fits_the_screen(page)
     page.get_by_label("File").set_input_files(str(archive))
     page.get_by_label("Colour").select_option("black")
