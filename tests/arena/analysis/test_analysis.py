@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,7 +22,7 @@ from arena.core.throttles import Throttled
 from arena.jobs import claims
 from arena.referee.errors import InfrastructureError
 from arena.referee.sandbox import Sandbox, SandboxUnavailable
-from tests.arena.conftest import BOTS, TEST_BOTS, make_version
+from tests.arena.conftest import BOTS, QUEUE, TEST_BOTS, celery_worker, make_version, wait_for
 
 S = Analysis.Status
 #: Every ring placed, then one ring moved: White to move.
@@ -224,3 +225,27 @@ def test_an_owner_keeps_the_latest_finished_requests(user: Any, search: Any, set
     analysis.ask(user, "yinsh", [], ["search"])
     assert Analysis.objects.filter(status=S.ANSWERED).count() == 2
     assert Analysis.objects.filter(status=S.QUEUED).count() == 1
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_a_real_worker_answers_for_search_an_opted_in_bot_and_a_bot_that_times_out(
+    worker_env: dict[str, str], tmp_path: Path, user: Any, other_user: Any, search: Any
+) -> None:
+    opted_in(other_user, "diary", TEST_BOTS / "honest" / "diary")
+    opted_in(other_user, "slow", TEST_BOTS / "protocol" / "slow")
+    env = {**worker_env, "ARENA_ANALYSIS_MOVE_MS": "2000"}
+    with celery_worker(env, tmp_path / "worker.log", [QUEUE]) as log:
+        asked = analysis.ask(user, "yinsh", HISTORY, ["search", "diary", "slow"])
+        ids = [a.pk for a in asked]
+        wait_for(
+            "the three answers",
+            lambda: all(a.done for a in analysis.answers(user, ids)),
+            log,
+        )
+        search_answer, diary_answer, slow_answer = analysis.answers(user, ids)
+    assert search_answer.status == S.ANSWERED and search_answer.action in legal(HISTORY), log
+    assert "depth" in search_answer.info
+    assert diary_answer.status == S.ANSWERED and diary_answer.info["note"] == DIARY
+    assert slow_answer.status == S.FAILED and slow_answer.termination == "time"
+    assert slow_answer.reason.startswith("slow v1 ran out of time (no answer after 2.")
