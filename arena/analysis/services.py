@@ -183,7 +183,7 @@ def answer_json(analysis: Analysis) -> dict[str, Any]:
     return {
         "id": analysis.pk,
         "bot": analysis.version.bot.name if analysis.version else "",
-        "label": analysis.bot_label,
+        "version": analysis.bot_label,
         "variant": analysis.variant,
         "ply": len(analysis.actions),
         "status": analysis.status,

@@ -25,7 +25,7 @@ class AnswerSerializer(serializers.Serializer[dict[str, Any]]):
 
     id = serializers.IntegerField()
     bot = serializers.CharField(help_text="The bot asked (empty once it was deleted).")
-    label = serializers.CharField(help_text="The version asked: ``search v3``.")
+    version = serializers.CharField(help_text="The version asked: ``search v3``.")
     variant = serializers.CharField()
     ply = serializers.IntegerField(help_text="How many actions the history holds.")
     status = serializers.ChoiceField(choices=Analysis.Status.choices)
@@ -51,7 +51,7 @@ class AnswersSerializer(serializers.Serializer[dict[str, Any]]):
 
 class AnalysisBotSerializer(serializers.Serializer[dict[str, Any]]):
     name = serializers.CharField()
-    label = serializers.CharField(help_text="Its active version, which answers.")
+    version = serializers.CharField(help_text="Its active version, which answers: ``search v3``.")
     builtin = serializers.BooleanField()
 
 
@@ -132,7 +132,7 @@ class AnalysisBotsView(drf_views.APIView):
         bots = [
             {
                 "name": v.bot.name,
-                "label": v.label,
+                "version": v.label,
                 "builtin": v.bot.name == settings.ANALYSIS_BUILTIN_BOT and v.bot.trusted,
             }
             for v in analysis.available(variant or None)

@@ -116,7 +116,7 @@
             { type: "checkbox", id: id, name: "bots", value: b.name, checked: k === 0 ? "" : null },
             label
           );
-          label.appendChild(document.createTextNode(" " + b.label + (b.builtin ? " (built-in)" : "")));
+          label.appendChild(document.createTextNode(" " + b.version + (b.builtin ? " (built-in)" : "")));
         });
         self.showPly();
       })
@@ -229,7 +229,7 @@
     asked.answers.forEach(function (a, k) {
       var item = el("li", { class: "analysis-answer analysis-slot-" + (k % SLOTS), "data-bot": a.bot }, list);
       el("span", { class: "analysis-swatch", "aria-hidden": "true" }, item);
-      el("strong", { text: a.label }, item);
+      el("strong", { text: a.version }, item);
       item.appendChild(document.createTextNode(" "));
       if (a.action) {
         el("code", { class: "analysis-action", text: a.action }, item);

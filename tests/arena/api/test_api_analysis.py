@@ -28,7 +28,7 @@ def test_ask_then_read_the_answers(user: Any, other_user: Any, search: Any) -> N
     api = client_for(user)
     bots = api.get("/api/analysis/bots/?variant=yinsh").json()
     assert bots == {
-        "bots": [{"name": "search", "label": "search v1", "builtin": True}],
+        "bots": [{"name": "search", "version": "search v1", "builtin": True}],
         "max_bots": 4,
     }
     r = api.post(
