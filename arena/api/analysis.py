@@ -4,6 +4,7 @@ requests (docs/replay.md, "The analysis board")."""
 
 from __future__ import annotations
 
+import re
 from typing import Any, TypedDict
 
 from django.conf import settings
@@ -81,9 +82,12 @@ class AskSerializer(InputSerializer[AskData]):
     )
 
 
+_ID = re.compile(r"[0-9]{1,11}")
+
+
 def _ids(text: str) -> list[int]:
     ids = [part.strip() for part in text.split(",") if part.strip()]
-    if not ids or len(ids) > 100 or not all(i.isdigit() and len(i) < 12 for i in ids):
+    if not ids or len(ids) > 100 or not all(_ID.fullmatch(i) for i in ids):
         raise ValidationError({"ids": ["give the requests' ids, comma-separated (at most 100)"]})
     return [int(i) for i in ids]
 

@@ -81,6 +81,7 @@ def test_bad_requests_are_400s_that_queue_nothing(user: Any, search: Any) -> Non
         assert r.status_code == 400, (body, r.content)
         assert field in r.json() and words in str(r.json()), (body, r.json())
     assert api.get("/api/analysis/?ids=x").status_code == 400
+    assert api.get("/api/analysis/?ids=1,²").status_code == 400
     assert api.get("/api/analysis/").status_code == 400
     assert api.get("/api/analysis/bots/?variant=chess").status_code == 400
     assert not Analysis.objects.exists()
