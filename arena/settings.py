@@ -62,6 +62,7 @@ INSTALLED_APPS = [
     "arena.ratings",
     "arena.games",
     "arena.admission",
+    "arena.analysis",
     "arena.tournaments",
     "arena.duels",
     "arena.web",
@@ -292,6 +293,7 @@ THROTTLE_RATES: dict[str, str] = {
     "challenge": env_str("ARENA_THROTTLE_CHALLENGE", "10/hour"),
     "tournament": env_str("ARENA_THROTTLE_TOURNAMENT", "10/hour"),
     "trial": env_str("ARENA_THROTTLE_TRIAL", "30/hour"),
+    "analysis": env_str("ARENA_THROTTLE_ANALYSIS", "10/minute"),
     "api": env_str("ARENA_THROTTLE_API", "300/minute"),
     "anon": env_str("ARENA_THROTTLE_ANON", "120/minute"),
     # Per user: test notifications, and emails that ask to verify an address.
@@ -355,6 +357,14 @@ CHECK_TIME_CONTROL = env_str("ARENA_CHECK_TIME_CONTROL", "20+0.2")
 #: and how many finished trials each user keeps (the oldest go first).
 TRIAL_TIME_CONTROL = env_str("ARENA_TRIAL_TIME_CONTROL", QUALIFICATION_TIME_CONTROL)
 TRIALS_KEPT = env_int("ARENA_TRIALS_KEPT", 20)
+#: The analysis board (arena.analysis): the clock a bot has to answer, in milliseconds; how
+#: long a request may wait for a worker before it ends unanswered; how many bots one request
+#: may ask; the bot that always answers; and how many requests each user keeps.
+ANALYSIS_MOVE_MS = env_int("ARENA_ANALYSIS_MOVE_MS", 5000)
+ANALYSIS_DEADLINE_S = env_int("ARENA_ANALYSIS_DEADLINE_S", 60)
+ANALYSIS_MAX_BOTS = env_int("ARENA_ANALYSIS_MAX_BOTS", 4)
+ANALYSIS_BUILTIN_BOT = env_str("ARENA_ANALYSIS_BUILTIN_BOT", "search")
+ANALYSES_KEPT = env_int("ARENA_ANALYSES_KEPT", 100)
 
 #: Limits on an uploaded archive, applied while unpacking it (in a worker).
 BOT_MAX_FILES = env_int("ARENA_BOT_MAX_FILES", 2000)

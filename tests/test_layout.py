@@ -152,7 +152,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("arena.bots",),
     ("arena.ratings",),
     ("arena.games",),
-    ("arena.admission",),
+    ("arena.admission", "arena.analysis"),
     ("arena.tournaments", "arena.duels"),
     (
         "arena.web",

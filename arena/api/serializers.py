@@ -195,6 +195,7 @@ class BotSerializer(serializers.ModelSerializer):
             "rated_challenges",
             "rated_tournaments",
             "scheduled_events",
+            "analysis",
             "created_at",
             "versions",
         )
@@ -260,17 +261,28 @@ class BotUpdateSerializer(serializers.ModelSerializer):
         required=False,
         help_text="Enter the bot in scheduled (recurring) tournaments of the variants it plays.",
     )
+    analysis = StrictBooleanField(
+        required=False,
+        help_text="Let others ask the bot for moves on the analysis board (they see the info it "
+        "sends with its action, never its standard error).",
+    )
 
     class Meta:
         model = Bot
-        fields = ("description", "rated_challenges", "rated_tournaments", "scheduled_events")
+        fields = (
+            "description",
+            "rated_challenges",
+            "rated_tournaments",
+            "scheduled_events",
+            "analysis",
+        )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         # A change that names no field is a mistake (a null body, a form that lost its fields).
         if not attrs:
             raise serializers.ValidationError(
-                "nothing to change: give description, rated_challenges, rated_tournaments or "
-                "scheduled_events"
+                "nothing to change: give description, rated_challenges, rated_tournaments, "
+                "scheduled_events or analysis"
             )
         return attrs
 

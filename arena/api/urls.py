@@ -4,7 +4,7 @@ from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
-from arena.api import duels, schedules, seasons, tournaments, trials, views
+from arena.api import analysis, duels, schedules, seasons, tournaments, trials, views
 
 router = DefaultRouter()
 router.register("bots", views.BotViewSet, basename="api-bot")
@@ -34,6 +34,8 @@ urlpatterns = [
         views.NotificationVerifyView.as_view(),
         name="api-notification-verify",
     ),
+    path("analysis/", analysis.AnalysisView.as_view(), name="api-analysis"),
+    path("analysis/bots/", analysis.AnalysisBotsView.as_view(), name="api-analysis-bots"),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("", include(router.urls)),

@@ -119,8 +119,8 @@ class BotViewSet(
     @extend_schema(request=s.BotUpdateSerializer, responses=s.BotSerializer)
     def partial_update(self, request: Request, name: str) -> Response:
         """Change the description, whether the bot accepts rated challenges and other
-        people's rated tournaments, and whether it enters scheduled tournaments (owner
-        only)."""
+        people's rated tournaments, whether it enters scheduled tournaments, and whether it
+        answers on the analysis board (owner only)."""
         bot = self.get_object()
         data = s.BotUpdateSerializer(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
@@ -132,6 +132,7 @@ class BotViewSet(
             rated_challenges=data.validated_data.get("rated_challenges"),
             rated_tournaments=data.validated_data.get("rated_tournaments"),
             scheduled_events=data.validated_data.get("scheduled_events"),
+            analysis=data.validated_data.get("analysis"),
         )
         return Response(s.BotSerializer(bot, context=self.get_serializer_context()).data)
 

@@ -92,6 +92,15 @@ class Bot(models.Model):
         db_default=False,
         help_text="Enter this bot in the arena's scheduled (recurring) tournaments.",
     )
+    #: Whether its owner lets other people ask it for moves on the analysis board
+    #: (arena.analysis): its active version then answers anyone's request, and the ``info``
+    #: it sends with the action is shown to the asker (never its standard error). The
+    #: built-in ``search`` always answers.
+    analysis = models.BooleanField(
+        default=False,
+        db_default=False,
+        help_text="Let others ask this bot for moves on the analysis board (they see its info).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

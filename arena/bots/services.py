@@ -310,10 +310,11 @@ def update_bot(
     rated_challenges: bool | None = None,
     rated_tournaments: bool | None = None,
     scheduled_events: bool | None = None,
+    analysis: bool | None = None,
 ) -> Bot:
     """Change a bot's description, and whether it accepts rated challenges and other
-    people's rated tournaments and enters scheduled tournaments when given (owner only); the
-    name never changes."""
+    people's rated tournaments, enters scheduled tournaments and answers on the analysis board
+    when given (owner only); the name never changes."""
     _require_manager(user, bot)
     bot.description = description.strip()
     fields = ["description"]
@@ -326,6 +327,9 @@ def update_bot(
     if scheduled_events is not None:
         bot.scheduled_events = scheduled_events
         fields.append("scheduled_events")
+    if analysis is not None:
+        bot.analysis = analysis
+        fields.append("analysis")
     bot.save(update_fields=fields)
     return bot
 

@@ -55,6 +55,7 @@ ACTIONS = {
     "challenge": "challenges",
     "tournament": "tournaments",
     "trial": "trials",
+    "analysis": "analysis requests",
     "notify_test": "test notifications",
     "verify_email": "verification emails",
     "password_reset": "password reset requests",

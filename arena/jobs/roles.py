@@ -62,6 +62,8 @@ GRANTS: dict[str, Grant] = {
     "bots_storedfile": READ,
     "bots_storedfilechunk": READ,
     "admission_trial": Grant(("SELECT", "UPDATE")),
+    # An analysis request: a worker claims it and writes the bot's answer.
+    "analysis_analysis": Grant(("SELECT", "UPDATE")),
     "games_match": READ_WRITE_DELETE,
     "games_matchrecord": READ_WRITE_DELETE,
     "games_livemove": READ_WRITE_DELETE,

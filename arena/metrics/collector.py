@@ -84,7 +84,7 @@ class ArenaCollector(Collector):
         family = GaugeMetricFamily(
             "arena_work",
             "Work in the database waiting for a worker (queued) or held by one (running), "
-            "by kind (games.match, bots.botversion: a check, admission.trial).",
+            "by kind (games.match, bots.botversion: a check, admission.trial, analysis.analysis).",
             labels=["kind", "state"],
         )
         for model in claims.kinds():

@@ -241,7 +241,7 @@ class Referee:
         scratch: list[Path] = []
         try:
             for color, spec in ((_WHITE, config.white), (_BLACK, config.black)):
-                transports[color] = self._launch(sandbox, spec, scratch, cancel)
+                transports[color] = self.launch(spec, scratch, cancel)
             return self.run(
                 config,
                 transports[_WHITE],
@@ -259,13 +259,16 @@ class Referee:
             for path in scratch:
                 shutil.rmtree(path, ignore_errors=True)
 
-    def _launch(
-        self,
-        sandbox: Sandbox,
-        spec: BotSpec,
-        scratch: list[Path],
-        cancel: threading.Event | None,
+    def launch(
+        self, spec: BotSpec, scratch: list[Path], cancel: threading.Event | None = None
     ) -> PipeTransport:
+        """Start one bot in the sandbox and connect to it (it has not been sent ``hello``).
+
+        A single-file bot is copied to a folder of its own, added to ``scratch``: the caller
+        removes those folders, and kills the transport, when the bot is done. Raises as
+        :meth:`play` does when the bot cannot be started.
+        """
+        sandbox = self.sandbox
         if spec.needs_build:
             raise ValueError(f"{spec.name} must be built before it plays (arena.referee.build)")
         folder = spec.folder

@@ -41,6 +41,7 @@ __all__ = [
     "player_logs",
     "public_text",
     "redact",
+    "strip_json_paths",
     "strip_paths",
 ]
 
@@ -119,6 +120,16 @@ def public_text(text: str, roots: Iterable[str] = ()) -> str:
     'the build failed: cannot open <path>'
     """
     return strip_paths(without_stderr(text), roots, every=True)
+
+
+def strip_json_paths(value: JSON, roots: Iterable[str]) -> JSON:
+    """A copy of JSON data (a bot's ``info``) with every path under one of ``roots`` taken
+    out of its strings, keys included::
+
+        >>> strip_json_paths({"folder": "/srv/var/bots/ab12", "depth": 3}, ["/srv/var"])
+        {'folder': '<path>', 'depth': 3}
+    """
+    return _strings(value, _root_pattern(roots))
 
 
 def _strings(value: JSON, roots: re.Pattern[str] | None) -> JSON:

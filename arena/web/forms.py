@@ -95,12 +95,19 @@ class VersionUploadForm(forms.Form):
 class BotEditForm(forms.ModelForm):
     class Meta:
         model = Bot
-        fields = ("description", "rated_challenges", "rated_tournaments", "scheduled_events")
+        fields = (
+            "description",
+            "rated_challenges",
+            "rated_tournaments",
+            "scheduled_events",
+            "analysis",
+        )
         widgets = {"description": forms.Textarea(attrs={"rows": 4})}
         labels = {
             "rated_challenges": "Accept rated challenges",
             "rated_tournaments": "Accept rated tournaments",
             "scheduled_events": "Enter scheduled tournaments",
+            "analysis": "Answer on the analysis board",
         }
         help_texts = {
             "rated_tournaments": "Let other people include this bot in rated tournaments (your "
@@ -108,6 +115,9 @@ class BotEditForm(forms.ModelForm):
             "scheduled_events": "Enter this bot in the arena's recurring tournaments (each "
             "event takes every opted-in bot that plays its variant; a rated event only those "
             "that accept rated tournaments).",
+            "analysis": "Others may ask this bot for moves on the analysis board: its active "
+            "version answers, and they see the info it sends with its action (never its "
+            "standard error).",
         }
 
 

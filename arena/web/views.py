@@ -290,6 +290,7 @@ def bot_edit(request: AuthenticatedHttpRequest, name: str) -> HttpResponse:
             rated_challenges=form.cleaned_data["rated_challenges"],
             rated_tournaments=form.cleaned_data["rated_tournaments"],
             scheduled_events=form.cleaned_data["scheduled_events"],
+            analysis=form.cleaned_data["analysis"],
         )
         return redirect(bot)
     return render(request, "web/bot_edit.html", {"form": form, "bot": bot})

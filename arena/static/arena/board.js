@@ -21,7 +21,9 @@
  *                       again, so the page becomes the finished game's (its replay)
  *
  * Keys (when the widget has focus): Left/Right one ply, Up/Down one turn, Home/End, Space plays.
- * window.YinshReplay.init(root) enhances elements added later.
+ * window.YinshReplay.init(root) enhances elements added later. The element fires
+ * "yinsh-replay-ready" once the widget is built (its Replay object is then element.yinshReplay)
+ * and "yinsh-replay-ply" whenever another ply is shown (detail.ply).
  */
 (function () {
   "use strict";
@@ -327,6 +329,8 @@
     this.ply = ply;
     this.render();
     if (!opts || opts.hash !== false) this.writeHash();
+    // Others (the analysis board, analysis.js) follow the ply shown.
+    this.root.dispatchEvent(new CustomEvent("yinsh-replay-ply", { detail: { ply: ply } }));
   };
 
   Replay.prototype.render = function () {
@@ -871,6 +875,7 @@
         root.yinshReplay = replay;
         root.setAttribute("data-replay-state", "ready");
         root.removeAttribute("aria-busy");
+        root.dispatchEvent(new CustomEvent("yinsh-replay-ready", { detail: { replay: replay } }));
         return root.yinshReplay;
       })
       .catch(function (err) {

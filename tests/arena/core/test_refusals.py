@@ -19,6 +19,7 @@ from rest_framework.views import APIView
 import arena.core.errors
 import arena.web.refusals
 from arena.admission.trials import NoOpponent, NotPlayed, TrialError
+from arena.analysis.services import AnalysisError
 from arena.bots.services import ActivationError, QuotaExceeded
 from arena.bots.unpack import UploadError
 from arena.core.errors import Refused
@@ -49,6 +50,7 @@ STATUS: dict[type[Refused], int] = {
     LoginLocked: 429,
     ResumeError: 409,
     TrialError: 400,
+    AnalysisError: 400,
     NoOpponent: 503,
     NotPlayed: 409,
     SeasonError: 400,

@@ -489,6 +489,18 @@ def test_the_owner_opts_in_to_rated_tournaments_on_the_edit_page(user: Any) -> N
 
 
 @pytest.mark.django_db
+def test_the_owner_lets_the_bot_answer_on_the_analysis_board_on_the_edit_page(user: Any) -> None:
+    make_version(user, "mybot")
+    c = logged_in(user)
+    assert "Answer on the analysis board" in c.get("/bots/mybot/edit/").content.decode()
+    assert not Bot.objects.get(name="mybot").analysis  # off until the owner says
+    c.post("/bots/mybot/edit/", {"description": "hi", "analysis": "on"})
+    assert Bot.objects.get(name="mybot").analysis
+    c.post("/bots/mybot/edit/", {"description": "hi"})
+    assert not Bot.objects.get(name="mybot").analysis
+
+
+@pytest.mark.django_db
 def test_the_match_page_counts_its_actions_in_words(user: Any, anchor: Any) -> None:
     from arena.jobs import claims
     from tests.arena.games.test_matches import fake_result
