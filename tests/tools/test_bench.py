@@ -17,8 +17,10 @@ from django.db import connection
 from arena.bots.models import Bot
 from arena.games.models import Match
 from arena.ratings.models import Rating, RatingPoint
+from tests.browser import INSTALL_HINT, find_chromium
+from tests.conftest import skip_unless_required
 from tools.bench import __main__ as bench
-from tools.bench import arena, data, ladder, startup
+from tools.bench import arena, data, ladder, push, startup
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -114,3 +116,22 @@ def test_the_ladder_benchmark_splits_a_games_time_through_a_real_worker(
     if str(settings.CELERY_BROKER_URL).startswith("redis"):
         assert re.search(r"[0-9.]+ Redis commands, [0-9.]+ Redis bytes in and out", out)
     assert not Bot.objects.filter(name__startswith=ladder.PREFIX).exists()  # removed
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_the_push_benchmark_times_a_live_games_actions_to_a_real_browser(
+    worker_env: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Its site (a runserver it starts) sees this test's database; the browser is the one the
+    browser tests use."""
+    if find_chromium() is None:
+        skip_unless_required(INSTALL_HINT)
+    for name in ("DATABASE_URL", "ARENA_VAR_DIR"):
+        monkeypatch.setenv(name, worker_env[name])
+    assert push.main(["--moves", "4", "--every", "0.2"]) == 0
+    out = capsys.readouterr().out
+    assert "pushed: 4 actions" in out and "median" in out and "largest" in out
+    assert not Bot.objects.filter(name__startswith=push.PREFIX).exists()
