@@ -119,19 +119,23 @@ def test_the_ladder_benchmark_splits_a_games_time_through_a_real_worker(
 
 
 @pytest.mark.worker
+@pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
 def test_the_push_benchmark_times_a_live_games_actions_to_a_real_browser(
     worker_env: dict[str, str],
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """Its site (a runserver it starts) sees this test's database; the browser is the one the
-    browser tests use."""
+    """Run as its command (a browser of its own: the browser tests' may be running in this
+    process); its site, a runserver it starts, sees this test's database."""
     if find_chromium() is None:
         skip_unless_required(INSTALL_HINT)
-    for name in ("DATABASE_URL", "ARENA_VAR_DIR"):
-        monkeypatch.setenv(name, worker_env[name])
-    assert push.main(["--moves", "4", "--every", "0.2"]) == 0
-    out = capsys.readouterr().out
-    assert "pushed: 4 actions" in out and "median" in out and "largest" in out
+    done = subprocess.run(
+        [sys.executable, "-m", "tools.bench", "push", "--moves", "4", "--every", "0.2"],
+        cwd=ROOT,
+        env=worker_env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "pushed: 4 actions" in done.stdout and "median" in done.stdout
     assert not Bot.objects.filter(name__startswith=push.PREFIX).exists()
