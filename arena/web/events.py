@@ -48,7 +48,7 @@ __all__ = ["changes_url", "match_events", "thing_events"]
 
 #: What a thing looks like now (a signature whose every change the page shows) and whether it
 #: is over; None when there is no such thing (any more).
-Look = Callable[[], "tuple[object, bool] | None"]
+Look = Callable[[], tuple[object, bool] | None]
 
 
 # ----------------------------------------------------------------------------- a live match

@@ -59,7 +59,10 @@ def encode(event: Event) -> bytes:
 
 def events(poll: Poll) -> Iterator[bytes]:
     """The bytes of a stream: ``retry:`` first, then what ``poll`` answers, look after look,
-    until the thing is over or the stream's lifetime is up (see the module's docstring)."""
+    until the thing is over or the stream's lifetime is up (see the module's docstring). The
+    settings are read once, when the stream starts: each keeps those it started with."""
+    every, lifetime = settings.STREAM_POLL_S, settings.STREAM_LIFETIME_S
+    heartbeat = settings.STREAM_HEARTBEAT_S
     started = time.monotonic()
     quiet_since = started
     try:
@@ -70,12 +73,12 @@ def events(poll: Poll) -> Iterator[bytes]:
             for event in sent:
                 yield encode(event)
                 quiet_since = now
-            if over or now - started >= settings.STREAM_LIFETIME_S:
+            if over or now - started >= lifetime:
                 return
-            if now - quiet_since >= settings.STREAM_HEARTBEAT_S:
+            if now - quiet_since >= heartbeat:
                 yield b": still here\n\n"
                 quiet_since = now
-            time.sleep(settings.STREAM_POLL_S)
+            time.sleep(every)
     finally:
         _close_connection()
 

@@ -23,14 +23,6 @@ from tests.arena.tournaments.test_tournaments import finish_one
 from tests.browser import assert_fits_the_screen
 
 
-@pytest.fixture(autouse=True)
-def _short_streams(settings: Any) -> None:
-    """Streams that end every few seconds: each test sees the browser open them again and
-    resume, and none outlives its test by long."""
-    settings.STREAM_LIFETIME_S = 3.0
-    settings.STREAM_HEARTBEAT_S = 1.0
-
-
 @pytest.mark.django_db(transaction=True)
 def test_a_live_games_actions_are_pushed_to_its_board(
     page: Any, site: str, user: Any, other_user: Any
@@ -55,7 +47,8 @@ def test_a_live_games_actions_are_pushed_to_its_board(
             played[-1].action
         )
     assert_fits_the_screen(page)
-    # A stream's lifetime later, the browser has opened it again and still follows the game.
+    # A stream's lifetime later (a few seconds here: conftest.py), the browser has opened it
+    # again and still follows the game.
     with page.expect_response(lambda r: "/live/events" in r.url):
         pass
     with transaction.atomic():
