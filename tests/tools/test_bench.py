@@ -121,15 +121,18 @@ def test_the_ladder_benchmark_splits_a_games_time_through_a_real_worker(
 @pytest.mark.worker
 @pytest.mark.browser
 @pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("server", sorted(push.SERVERS))
 def test_the_push_benchmark_times_a_live_games_actions_to_a_real_browser(
-    worker_env: dict[str, str],
+    worker_env: dict[str, str], server: str
 ) -> None:
     """Run as its command (a browser of its own: the browser tests' may be running in this
-    process); its site, a runserver it starts, sees this test's database."""
+    process); its site, which it starts (runserver, or gunicorn's threaded workers as in the
+    image), sees this test's database and pushes the game to the browser."""
     if find_chromium() is None:
         skip_unless_required(INSTALL_HINT)
     done = subprocess.run(
-        [sys.executable, "-m", "tools.bench", "push", "--moves", "4", "--every", "0.2"],
+        [sys.executable, "-m", "tools.bench", "push", "--moves", "4", "--every", "0.2"]
+        + ["--server", server],
         cwd=ROOT,
         env=worker_env,
         capture_output=True,
@@ -137,5 +140,6 @@ def test_the_push_benchmark_times_a_live_games_actions_to_a_real_browser(
         timeout=300,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "pushed: 4 actions" in done.stdout and "median" in done.stdout
+    assert f"pushed: 4 actions, one every 0.2 s, served by {server}" in done.stdout
+    assert "median" in done.stdout
     assert not Bot.objects.filter(name__startswith=push.PREFIX).exists()

@@ -1,18 +1,19 @@
 """How far behind the game a watching browser is: the time from a live move's row being written
 to a match's page showing that action.
 
-    ./dev bench push [--moves 40] [--every 0.4]
+    ./dev bench push [--moves 40] [--every 0.4] [--server runserver|gunicorn]
 
-It starts the site (``manage.py runserver``, as ``./dev start`` does: the event streams run in
-its threads) on a free port of 127.0.0.1 against the configured database, makes a match of two
-versions of the built-in random bot (bots named ``benchpush-*``) and claims it as a worker
-would, opens the match's page in Chromium (Playwright driving ``$CHROMIUM``, else ``chromium``
-(or ``chromium-browser``, ``google-chrome``) on ``PATH``), then writes the game's actions one at
-a time as a worker's sidecar writes them (:class:`arena.games.live.Moves`), every ``--every``
-seconds. The page notes when its board took each one (a ``MutationObserver`` on the widget's
-``data-live-ply``, which it sets once the board, the move list and the clocks are drawn), in the
-browser's clock: the same machine's as the writer's. It prints the median, the 90th percentile
-and the largest delay, and deletes what it made.
+It starts the site (``manage.py runserver``, as ``./dev start`` does, or gunicorn's threaded
+workers, as the image does: the event streams run in their threads) on a free port of 127.0.0.1
+against the configured database, makes a match of two versions of the built-in random bot (bots
+named ``benchpush-*``) and claims it as a worker would, opens the match's page in Chromium
+(Playwright driving ``$CHROMIUM``, else ``chromium`` (or ``chromium-browser``, ``google-
+chrome``) on ``PATH``), then writes the game's actions one at a time as a worker's sidecar
+writes them (:class:`arena.games.live.Moves`), every ``--every`` seconds. The page notes when
+its board took each one (a ``MutationObserver`` on the widget's ``data-live-ply``, which it sets
+once the board, the move list and the clocks are drawn), in the browser's clock: the same
+machine's as the writer's. It prints the median, the 90th percentile and the largest delay, and
+deletes what it made.
 """
 
 from __future__ import annotations
@@ -66,17 +67,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--every", type=float, default=0.4, help="seconds between two actions (default 0.4)"
     )
+    parser.add_argument(
+        "--server",
+        choices=SERVERS,
+        default="runserver",
+        help="the web server (default runserver)",
+    )
     o = parser.parse_args(argv)
     if o.moves < 1 or o.every <= 0:
         raise ToolError("--moves must be 1 or more and --every above 0")
-    delays = measure(o.moves, o.every)
-    print(f"pushed: {len(delays)} actions, one every {o.every:g} s")
+    delays = measure(o.moves, o.every, o.server)
+    print(f"pushed: {len(delays)} actions, one every {o.every:g} s, served by {o.server}")
     print(f"delay, row written to page showing it: median {_ms(statistics.median(delays))},")
     print(f"  90th percentile {_ms(_percentile(delays, 0.9))}, largest {_ms(max(delays))}")
     return 0
 
 
-def measure(moves: int, every: float) -> list[float]:
+def measure(moves: int, every: float, server: str = "runserver") -> list[float]:
     """The delays, in seconds, of ``moves`` actions written ``every`` seconds apart."""
     names = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
     chromium = os.environ.get("CHROMIUM") or next(filter(None, map(shutil.which, names)), None)
@@ -88,7 +95,7 @@ def measure(moves: int, every: float) -> list[float]:
     _remove()
     try:
         match, attempt = _running_match()
-        with _site() as base, sync_playwright() as playwright:
+        with _site(server) as base, sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=chromium)
             page = browser.new_page()
             page.goto(f"{base}/matches/{match.pk}/")
@@ -164,20 +171,40 @@ def _remove() -> None:
     Bot.objects.filter(name__startswith=PREFIX).delete()
 
 
+#: The web servers the site can be measured on, and their command (``{address}``: where).
+SERVERS = {
+    "runserver": ["manage.py", "runserver", "--noreload", "{address}"],
+    "gunicorn": [
+        "-m",
+        "gunicorn",
+        "arena.wsgi",
+        "--bind",
+        "{address}",
+        "--workers",
+        "1",
+        "--worker-class",
+        "gthread",
+        "--threads",
+        "8",
+    ],
+}
+
+
 @contextmanager
-def _site() -> Iterator[str]:
-    """``manage.py runserver`` on a free port, over plain HTTP, until the block ends."""
-    port = free_port()
+def _site(kind: str) -> Iterator[str]:
+    """The site on a free port, over plain HTTP (its static files served by WhiteNoise from
+    the sources: debug on), until the block ends."""
+    address = f"127.0.0.1:{free_port()}"
     env = dict(os.environ, ARENA_HTTPS="0", ARENA_DEBUG="1")
     server = subprocess.Popen(
-        [sys.executable, "manage.py", "runserver", "--noreload", f"127.0.0.1:{port}"],
+        [sys.executable, *(part.format(address=address) for part in SERVERS[kind])],
         cwd=ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
-    base = f"http://127.0.0.1:{port}"
+    base = f"http://{address}"
     try:
         deadline = time.monotonic() + 60
         while True:
