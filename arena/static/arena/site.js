@@ -155,7 +155,6 @@ function followChanges(part) {
       stop();
       document.querySelectorAll("[data-while-running]").forEach(function (el) { el.remove(); });
     }
-    part.dispatchEvent(new CustomEvent("arena:updated", {bubbles: true}));
   }
 
   function refresh() {
