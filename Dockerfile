@@ -48,4 +48,7 @@ RUN pip install -e ".${PIP_EXTRAS:+[$PIP_EXTRAS]}" \
     && SECRET_KEY=build ARENA_DEBUG=0 python manage.py collectstatic --noinput
 
 EXPOSE 8000
-CMD ["gunicorn", "arena.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3", "--access-logfile", "-"]
+# Threaded workers: a page's event stream holds a thread up to its lifetime (60 s), mostly
+# asleep between its looks at the database; 3 processes of 16 threads serve 48 requests and
+# streams at once (docs/deployment.md, "Event streams").
+CMD ["gunicorn", "arena.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3", "--worker-class", "gthread", "--threads", "16", "--access-logfile", "-"]

@@ -421,6 +421,15 @@ WORKER_ALIVE_EVERY_S = env_float("ARENA_WORKER_ALIVE_EVERY", 15.0)
 #: Every WORKER_ALIVE_EVERY_S a worker also writes its heartbeat in the database (its row of
 #: arena.jobs.models.WorkerBeat, whatever ARENA_WORKER_ALIVE_FILE says), for the metrics.
 
+#: The pages' server-sent event streams (arena.web.streams): how often a stream looks at the
+#: database for a change, how long one lasts at most before the browser opens it again (so no
+#: stream holds a web server's thread for long), how often an idle one sends a comment line
+#: (proxies close silent connections), and how soon a browser reconnects.
+STREAM_POLL_S = env_float("ARENA_STREAM_POLL", 0.15)
+STREAM_LIFETIME_S = env_float("ARENA_STREAM_LIFETIME", 60.0)
+STREAM_HEARTBEAT_S = env_float("ARENA_STREAM_HEARTBEAT", 15.0)
+STREAM_RETRY_MS = env_int("ARENA_STREAM_RETRY_MS", 250)
+
 #: ``GET /metrics`` (arena.metrics) answers a Prometheus scraper that sends this token
 #: (``Authorization: Bearer <token>``); empty: the endpoint does not exist (404). With
 #: ``PROMETHEUS_MULTIPROC_DIR`` set (an empty folder, one per web server, emptied at its

@@ -1,5 +1,5 @@
 """Watching a match while it is played: its actions as the referee plays them, and the feed its
-page polls.
+page reads (and its event stream pushes: :mod:`arena.web.events`).
 
 Each action a bot plays becomes a :class:`~arena.games.models.LiveMove` row (the action, its
 think time, both clocks): the referee reports it (``on_played``) to the worker's sidecar

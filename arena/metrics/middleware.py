@@ -5,6 +5,10 @@ pattern the request resolved to (never its raw path; ``unresolved`` for static f
 unknown paths) and the status class. Under gunicorn with ``PROMETHEUS_MULTIPROC_DIR`` set,
 prometheus_client keeps each process's observations in files there, added up at scrape time
 (:mod:`arena.metrics.gunicorn`); else in this process.
+
+A page's event stream (``text/event-stream``, :mod:`arena.web.streams`) is left out: it lasts
+up to its lifetime by design, and the time until its first byte is only the time its view took
+to start it, so either figure would only blur the histogram of what people wait for.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ _METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"
 
 
 class RequestLatency:
-    """Times every request, first in and last out of the middleware."""
+    """Times every request but the event streams, first in and last out of the middleware."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
@@ -41,6 +45,8 @@ class RequestLatency:
     def __call__(self, request: HttpRequest) -> HttpResponse:
         start = time.perf_counter()
         response = self.get_response(request)
+        if response.get("Content-Type", "").startswith("text/event-stream"):
+            return response
         elapsed = time.perf_counter() - start
         match = request.resolver_match
         LATENCY.labels(

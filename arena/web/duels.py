@@ -2,8 +2,9 @@
 someone else's): the start forms, the live page, the lists and the cancel button.
 
 The live page's changing part (status, figures, pair counts, games) is a fragment of its own
-(:func:`duel_live`) that ``arena/static/arena/duel.js`` fetches every :data:`REFRESH_S` seconds
-while the duel runs; without JavaScript the page reloads itself instead."""
+(:func:`duel_live`) that the page fetches again each time its stream says the duel changed
+(:mod:`arena.web.events`, ``arena/static/arena/site.js``) while the duel runs; without
+JavaScript the page reloads itself every :data:`REFRESH_S` seconds instead."""
 
 from __future__ import annotations
 
@@ -25,11 +26,11 @@ from arena.bots.models import Bot
 from arena.duels import services as duels
 from arena.duels.models import Duel
 from arena.games.models import Match
-from arena.web import forms
+from arena.web import events, forms
 from arena.web.refusals import OnForm
 from arena.web.templatetags.figures import elo as elo_text
 
-#: Seconds between refreshes of a running test's page.
+#: Seconds between reloads of a running test's page in a browser without JavaScript.
 REFRESH_S = 5
 #: The headings of the pentanomial counts' columns: a pair's points for the candidate.
 PAIR_COLUMNS = (
@@ -187,6 +188,9 @@ def _live(request: HttpRequest, kind: str, pk: int) -> dict[str, object]:
         "page": page,
         "matches": page,
         "refresh": REFRESH_S if duel.status == Duel.Status.RUNNING else None,
+        "events_url": events.changes_url(request, duel.kind, duel.pk)
+        if duel.status == Duel.Status.RUNNING
+        else None,
         "live_url": live_url,
         "guide": reverse("guide-page", args=["tests"]),
     }

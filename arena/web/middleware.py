@@ -64,7 +64,19 @@ class RefusalPages:
 #: Pages asked for again and again by the site's own scripts (a live game's moves), by the
 #: containers' health check and by a metrics scraper (which has a token of its own), by URL
 #: name: never counted against an address's rate of pages.
-POLLED = frozenset({"match-live", "healthz", "metrics"})
+POLLED = frozenset(
+    {
+        "match-live",
+        "match-live-events",
+        "trial-events",
+        "test-events",
+        "challenge-events",
+        "tournament-events",
+        "bot-events",
+        "healthz",
+        "metrics",
+    }
+)
 
 
 class PageRateLimit:
@@ -74,8 +86,8 @@ class PageRateLimit:
 
     Not counted: logged-in users (their costly actions have rates of their own), the API (it
     has its own rates: :mod:`arena.api.throttles`), static files (served before this), and the
-    URLs the site's scripts poll (:data:`POLLED`). Counts live in Django's cache: per process
-    with the embedded defaults, shared by every web process with Redis.
+    URLs the site's scripts poll or listen to (:data:`POLLED`). Counts live in Django's cache:
+    per process with the embedded defaults, shared by every web process with Redis.
     """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:

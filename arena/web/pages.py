@@ -149,7 +149,7 @@ class BotPage(Page):
     recent: QuerySet[Match]
     #: Whether the viewer may change the bot (its owner).
     manager: bool
-    #: A version is waiting for its check or being checked (the page refreshes itself).
+    #: A version is waiting for its check or being checked (the page follows it: its stream).
     checking: bool
     #: Its division in each open season of the ladder, with its standing there so far.
     divisions: list[seasons.BotSeason]

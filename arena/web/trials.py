@@ -21,7 +21,7 @@ from arena.bots.unpack import UploadError
 from arena.core.errors import Refused
 from arena.games.replay import replay_frames
 from arena.referee.redaction import player_logs
-from arena.web import forms
+from arena.web import events, forms
 from arena.web.pages import turns
 from arena.web.refusals import OnForm
 
@@ -76,12 +76,14 @@ def trial_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "logs": player_logs(trial.transcript, {trial.colour}) if trial.transcript else [],
         "can_publish": trial.owner_id == request.user.pk and trial.status == Trial.Status.PLAYED,
         "publish_as": trial.bot if trial.bot and bots.can_manage(request.user, trial.bot) else None,
+        # A trial under way: the page listens for its end (arena/static/arena/site.js).
+        "events_url": None if trial.done else events.changes_url(request, "trial", trial.pk),
     }
     return render(request, "web/trial_detail.html", context)
 
 
 def trial_status(request: HttpRequest, pk: int) -> JsonResponse:
-    """What a waiting trial's page polls: its status (never cached)."""
+    """A trial's status (never cached), for scripts; its page listens to its stream instead."""
     trial = _trial(request, pk)
     response = JsonResponse({"status": trial.status, "done": trial.done})
     response["Cache-Control"] = "no-store"

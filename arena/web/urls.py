@@ -6,6 +6,7 @@ from django.views.generic import RedirectView
 
 from arena.web import (
     duels,
+    events,
     guide,
     mine,
     notifications,
@@ -24,6 +25,7 @@ urlpatterns = [
     path("leaderboard/<str:variant>/", views.leaderboard, name="leaderboard"),
     path("bots/", views.bot_list, name="bots"),
     path("bots/<slug:name>/", views.bot_detail, name="bot"),
+    path("bots/<slug:key>/events", events.thing_events, {"kind": "bot"}, name="bot-events"),
     path("bots/<slug:name>/edit/", views.bot_edit, name="bot-edit"),
     path("bots/<slug:name>/delete/", views.bot_delete, name="bot-delete"),
     path("bots/<slug:name>/upload/", views.upload_version, name="bot-upload"),
@@ -56,6 +58,7 @@ urlpatterns = [
     path("trials/", trials.trial_list, name="trials"),
     path("trials/<int:pk>/", trials.trial_detail, name="trial"),
     path("trials/<int:pk>/status.json", trials.trial_status, name="trial-status"),
+    path("trials/<int:key>/events", events.thing_events, {"kind": "trial"}, name="trial-events"),
     path("trials/<int:pk>/replay.json", trials.trial_replay, name="trial-replay"),
     path("trials/<int:pk>/record.txt", trials.trial_record, name="trial-record"),
     path("trials/<int:pk>/publish/", trials.trial_publish, name="trial-publish"),
@@ -71,6 +74,7 @@ urlpatterns = [
     path("matches/<int:pk>/transcript.json", views.match_transcript, name="match-transcript"),
     path("matches/<int:pk>/replay.json", views.match_replay, name="match-replay"),
     path("matches/<int:pk>/live.json", views.match_live, name="match-live"),
+    path("matches/<int:pk>/live/events", events.match_events, name="match-live-events"),
     path("archive/", views.ladder_archives, name="ladder-archives"),
     path("archive/<str:variant>/<str:month>.txt", views.ladder_archive, name="ladder-archive"),
     path("seasons/", seasons.season_list, name="seasons"),
@@ -86,6 +90,12 @@ urlpatterns = [
         name="schedule-action",
     ),
     path("tournaments/<int:pk>/", views.tournament_detail, name="tournament"),
+    path(
+        "tournaments/<int:key>/events",
+        events.thing_events,
+        {"kind": "tournament"},
+        name="tournament-events",
+    ),
     path("tournaments/<int:pk>/games/", views.tournament_games, name="tournament-games"),
     path(
         "tournaments/<int:pk>/<str:action>/",
@@ -96,6 +106,7 @@ urlpatterns = [
     path("tests/", duels.duel_list, {"kind": "test"}, name="tests"),
     path("tests/<int:pk>/", duels.duel_detail, {"kind": "test"}, name="test"),
     path("tests/<int:pk>/live/", duels.duel_live, {"kind": "test"}, name="test-live"),
+    path("tests/<int:key>/events", events.thing_events, {"kind": "test"}, name="test-events"),
     path("tests/<int:pk>/cancel/", duels.duel_cancel, {"kind": "test"}, name="test-cancel"),
     path("challenges/", duels.duel_list, {"kind": "challenge"}, name="challenges"),
     path("challenges/<int:pk>/", duels.duel_detail, {"kind": "challenge"}, name="challenge"),
@@ -104,6 +115,12 @@ urlpatterns = [
         duels.duel_live,
         {"kind": "challenge"},
         name="challenge-live",
+    ),
+    path(
+        "challenges/<int:key>/events",
+        events.thing_events,
+        {"kind": "challenge"},
+        name="challenge-events",
     ),
     path(
         "challenges/<int:pk>/cancel/",

@@ -38,7 +38,7 @@ from arena.ratings import los
 from arena.ratings import services as ratings
 from arena.tournaments import services as tournaments
 from arena.tournaments.models import Tournament
-from arena.web import forms, pages
+from arena.web import events, forms, pages
 from arena.web.refusals import OnForm
 
 LEADERBOARD_PAGE = 100
@@ -237,7 +237,11 @@ def bot_list(request: HttpRequest) -> HttpResponse:
 
 def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
     bot = get_object_or_404(Bot.objects.select_related("owner"), name=name)
-    return render(request, "web/bot_detail.html", pages.bot_page(bot, request.user).context())
+    context = pages.bot_page(bot, request.user).context()
+    if context["checking"]:
+        # Its page follows the check of its new version (arena/static/arena/site.js).
+        context["events_url"] = events.changes_url(request, "bot", bot.name)
+    return render(request, "web/bot_detail.html", context)
 
 
 @login_required
@@ -536,6 +540,10 @@ def tournament_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "games": t.matches.count(),
             "playing": _playing(t.matches.all(), limit=50),
             "control": tournaments.can_control(request.user, t),
+            # A running tournament's page follows its games (arena/static/arena/site.js).
+            "events_url": events.changes_url(request, "tournament", t.pk)
+            if t.status == Tournament.Status.RUNNING
+            else None,
         },
     )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -62,6 +63,26 @@ def test_the_commands(compose: dict[str, Any]) -> None:
     assert command(services["beat"]).startswith("celery -A arena worker --beat")
     assert "migrate" in command(services["migrate"])
     assert "register_builtin_bots" in command(services["migrate"])
+
+
+def _threads(argv: list[str]) -> int:
+    """How many requests one gunicorn process of ``argv`` serves at once: its threads, when its
+    workers are threaded (a sync worker serves one)."""
+    if argv[argv.index("--worker-class") + 1] != "gthread":
+        return 1
+    return int(argv[argv.index("--threads") + 1])
+
+
+def test_the_web_server_serves_event_streams_with_threads(compose: dict[str, Any]) -> None:
+    """A page's event stream holds what serves it for up to a minute: a sync worker would serve
+    nobody else meanwhile. Both the compose file's server and the image's run threaded ones."""
+    web = compose["services"]["web"]["command"]
+    text = (ROOT / "Dockerfile").read_text()
+    image = json.loads(next(x for x in text.splitlines() if x.startswith("CMD "))[4:])
+    for argv in (web, image):
+        assert argv[0] == "gunicorn", argv
+        assert _threads(argv) >= 8, argv
+        assert int(argv[argv.index("--workers") + 1]) * _threads(argv) >= 24, argv
 
 
 def test_the_metrics_token_reaches_the_site_and_prometheus(compose: dict[str, Any]) -> None:

@@ -17,8 +17,10 @@ from django.db import connection
 from arena.bots.models import Bot
 from arena.games.models import Match
 from arena.ratings.models import Rating, RatingPoint
+from tests.browser import INSTALL_HINT, find_chromium
+from tests.conftest import skip_unless_required
 from tools.bench import __main__ as bench
-from tools.bench import arena, data, ladder, startup
+from tools.bench import arena, data, ladder, push, startup
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -115,3 +117,30 @@ def test_the_ladder_benchmark_splits_a_games_time_through_a_real_worker(
     if str(settings.CELERY_BROKER_URL).startswith("redis"):
         assert re.search(r"[0-9.]+ Redis commands, [0-9.]+ Redis bytes in and out", out)
     assert not Bot.objects.filter(name__startswith=ladder.PREFIX).exists()  # removed
+
+
+@pytest.mark.worker
+@pytest.mark.browser
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("server", sorted(push.SERVERS))
+def test_the_push_benchmark_times_a_live_games_actions_to_a_real_browser(
+    worker_env: dict[str, str], server: str
+) -> None:
+    """Run as its command (a browser of its own: the browser tests' may be running in this
+    process); its site, which it starts (runserver, or gunicorn's threaded workers as in the
+    image), sees this test's database and pushes the game to the browser."""
+    if find_chromium() is None:
+        skip_unless_required(INSTALL_HINT)
+    done = subprocess.run(
+        [sys.executable, "-m", "tools.bench", "push", "--moves", "4", "--every", "0.2"]
+        + ["--server", server],
+        cwd=ROOT,
+        env=worker_env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert f"pushed: 4 actions, one every 0.2 s, served by {server}" in done.stdout
+    assert "median" in done.stdout
+    assert not Bot.objects.filter(name__startswith=push.PREFIX).exists()

@@ -8,6 +8,7 @@
             ``arena ratings``
   referee   the referee's own cost per action, and games per minute with and without the
             sandbox
+  push      how far behind a live game a watching browser is (its page's event stream)
   startup   the CPU a Python bot spends from its start until it says ``ready``
   sandbox   what starting, stopping and freezing a sandboxed bot costs
 
@@ -28,6 +29,7 @@ BENCHMARKS: dict[str, tuple[str, bool]] = {
     "arena": ("tools.bench.arena", True),
     "ladder": ("tools.bench.ladder", True),
     "data": ("tools.bench.data", True),
+    "push": ("tools.bench.push", True),
     "referee": ("tools.bench.referee", False),
     "startup": ("tools.bench.startup", False),
     "sandbox": ("tools.bench.sandbox", False),

@@ -15,10 +15,12 @@
  *     data-start        "end" (default) or "start": the ply shown first when the URL names none
  *     data-hash         the URL-hash key that holds the ply ("ply" by default: #ply=12); "off"
  *     data-speed        milliseconds per ply when playing (default 700)
- *     data-live-url     a game being played: its live feed (/matches/12/live.json), polled every
- *                       second for the new actions and the clocks; when the game ends, the part of
- *                       the page around the widget ([data-live-page], else the widget) is fetched
- *                       again, so the page becomes the finished game's (its replay)
+ *     data-live-url     a game being played: its live feed (/matches/12/live.json), read once;
+ *     data-live-events  then its stream (/matches/12/live/events) pushes the new actions and the
+ *                       clocks as they come (the feed asked again every 5 s instead where there is
+ *                       no EventSource or the stream keeps failing); when the game ends, the part
+ *                       of the page around the widget ([data-live-page], else the widget) is
+ *                       fetched again, so the page becomes the finished game's (its replay)
  *
  * Keys (when the widget has focus): Left/Right one ply, Up/Down one turn, Home/End, Space plays.
  * window.YinshReplay.init(root) enhances elements added later. The element fires
@@ -661,9 +663,12 @@
 
   // ------------------------------------------------------------------------ live games
 
-  var POLL_MS = 1000;
-  var HIDDEN_POLL_MS = 5000;
-  var RETRY_MS = 5000;
+  // Asking for the feed is the way without the stream only: slowly.
+  var POLL_MS = 5000;
+  var HIDDEN_POLL_MS = 10000;
+  var RETRY_MS = 10000;
+  // Errors of the stream in a row (without an event between them) before it is given up.
+  var STREAM_FAILURES = 10;
 
   Replay.prototype.buildClock = function (side, c) {
     if (!this.clocks) this.clocks = {};
@@ -728,6 +733,8 @@
   };
 
   Replay.prototype.stopLive = function () {
+    if (this.source) this.source.close();
+    this.source = null;
     if (this.pollTimer) window.clearTimeout(this.pollTimer);
     if (this.clockTimer) window.clearInterval(this.clockTimer);
     this.pollTimer = this.clockTimer = null;
@@ -774,10 +781,56 @@
       replay.attempt = feed.attempt;
       replay.setClocks(feed.clocks);
       root.setAttribute("data-live-state", "live");
-      replay.schedulePoll(POLL_MS);
+      replay.listen(root.getAttribute("data-live-events"));
       return replay;
     });
   }
+
+  // The stream of the game (docs/replay.md): each event "feed" is what the feed would answer,
+  // from the ply this widget has; a reconnecting EventSource resumes from its last event's id.
+  Replay.prototype.listen = function (url) {
+    var self = this;
+    if (!url || !window.EventSource) {
+      this.schedulePoll(POLL_MS);
+      return;
+    }
+    var failures = 0;
+    var source = new EventSource(url + "?since=" + this.attempt + "." + this.frames.length);
+    this.source = source;
+    source.addEventListener("open", function () {
+      failures = 0;
+    });
+    source.addEventListener("feed", function (message) {
+      failures = 0;
+      if (!self.root.isConnected) return self.stopLive();
+      var feed = JSON.parse(message.data);
+      self.attempt = feed.attempt;
+      self.take(feed);
+    });
+    source.addEventListener("error", function () {
+      // The stream ended (its lifetime is bounded: EventSource opens it again by itself) or
+      // the server is away; one that keeps failing is given up for the feed, asked slowly.
+      if (self.source !== source) return;
+      if (source.readyState === EventSource.CLOSED || ++failures > STREAM_FAILURES) {
+        source.close();
+        self.source = null;
+        if (self.root.isConnected) self.schedulePoll(RETRY_MS);
+      }
+    });
+  };
+
+  // What the feed says, from the stream or asked for: the new actions and the clocks, or the
+  // end of the game (the page then becomes its replay).
+  Replay.prototype.take = function (feed) {
+    if (feed.over) {
+      this.stopLive();
+      becomeReplay(this.root);
+      return;
+    }
+    this.extend(feed);
+    this.setClocks(feed.clocks);
+    this.root.setAttribute("data-live-ply", String(feed.plies));
+  };
 
   Replay.prototype.schedulePoll = function (ms) {
     var self = this;
@@ -796,12 +849,7 @@
     getJSON(liveUrl(this.liveUrl, since))
       .then(function (feed) {
         if (!self.root.isConnected) return;
-        if (feed.over) {
-          self.stopLive();
-          becomeReplay(self.root);
-          return;
-        }
-        if (feed.attempt !== self.attempt) {
+        if (!feed.over && feed.attempt !== self.attempt) {
           // The game was started again: take it from its start.
           self.attempt = feed.attempt;
           if (feed.after > 0) {
@@ -810,10 +858,8 @@
             return;
           }
         }
-        self.extend(feed);
-        self.setClocks(feed.clocks);
-        self.root.setAttribute("data-live-ply", String(feed.plies));
-        self.schedulePoll(Math.max(0, POLL_MS - (Date.now() - asked)));
+        self.take(feed);
+        if (!feed.over) self.schedulePoll(Math.max(0, POLL_MS - (Date.now() - asked)));
       })
       .catch(function () {
         if (self.root.isConnected) self.schedulePoll(RETRY_MS);

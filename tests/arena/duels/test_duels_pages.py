@@ -332,8 +332,8 @@ def test_the_page_fetches_its_changing_part_instead_of_reloading(user, mine):
     duel = duels.start_test(user, mine[0], mine[1], variant="yinsh")
     page = Client().get(f"/tests/{duel.pk}/").content.decode()
     assert '<noscript><meta http-equiv="refresh"' in page  # only without JavaScript
-    assert f'data-live="/tests/{duel.pk}/live/" data-status="running"' in page
-    assert "/static/arena/duel.js" in page
+    assert f'data-fetch="/tests/{duel.pk}/live/" data-status="running"' in page
+    assert f'data-events="/tests/{duel.pk}/events?v=' in page  # it is told when to
     play_pair(duel, 1.0, 1.0)
     live = Client().get(f"/tests/{duel.pk}/live/")
     body = live.content.decode()
@@ -343,7 +343,7 @@ def test_the_page_fetches_its_changing_part_instead_of_reloading(user, mine):
     assert Client().get(f"/challenges/{duel.pk}/live/").status_code == 404
     duels.cancel(user, duel)
     page = Client().get(f"/tests/{duel.pk}/").content.decode()
-    assert 'data-status="cancelled"' in page and "duel.js" not in page
+    assert 'data-status="cancelled"' in page and "data-events" not in page
     assert "http-equiv" not in page
 
 

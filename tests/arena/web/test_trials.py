@@ -32,7 +32,8 @@ def test_a_trial_from_the_form_to_the_game_and_its_log(
     trial = Trial.objects.get()
     assert response.status_code == 302 and response["Location"] == f"/trials/{trial.pk}/"
     waiting = client.get(f"/trials/{trial.pk}/").content.decode()
-    assert "waiting for a worker" in waiting and "trial.js" in waiting
+    assert "waiting for a worker" in waiting
+    assert f'data-events="/trials/{trial.pk}/events?v=' in waiting  # it is told of its end
     assert client.get(f"/trials/{trial.pk}/status.json").json() == {
         "status": "queued",
         "done": False,
@@ -51,7 +52,7 @@ def test_a_trial_from_the_form_to_the_game_and_its_log(
         client.logout()
         if viewer is not None:
             client.force_login(viewer)
-        for tail in ("", "status.json", "replay.json", "record.txt"):
+        for tail in ("", "status.json", "events", "replay.json", "record.txt"):
             assert client.get(f"/trials/{trial.pk}/{tail}").status_code == 404
         if viewer is not None:
             assert DIARY not in client.get("/trials/").content.decode()

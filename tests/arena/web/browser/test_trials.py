@@ -38,11 +38,13 @@ def test_a_trial_is_tried_watched_and_published(
     trial = Trial.objects.get()
     page.wait_for_url(f"{site}/trials/{trial.pk}/")
     expect(page.get_by_text("It is waiting for a worker")).to_be_visible()
-    # A worker plays it; the waiting page shows the game by itself.
+    # A worker plays it; the waiting page shows the game by itself, in the same document.
+    page.evaluate("window.__marker = 'still here'")
     assert trials.run(trial.pk) == "played"
     expect(page.locator(".yinsh-replay svg").first).to_be_visible()
     expect(page.locator(".trial-result")).to_contain_text("as black")
     expect(page.locator("#log-black")).to_contain_text(DIARY)
+    assert page.evaluate("window.__marker") == "still here"
     assert_fits_the_screen(page)
     page.get_by_label("Bot name").fill("diarist")
     page.get_by_role("button", name="Publish as a new bot").click()
