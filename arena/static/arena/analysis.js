@@ -298,6 +298,19 @@
     Array.prototype.forEach.call(document.querySelectorAll("[data-analysis]"), start);
   }
 
+  // A widget put in the page later (a pushed part of the page replaced, as when a trial's game
+  // ends while its page is open) says it is ready too: the capture phase hears it here, and its
+  // analysis board is started then.
+  document.addEventListener(
+    "yinsh-replay-ready",
+    function (e) {
+      Array.prototype.forEach.call(document.querySelectorAll("[data-analysis]"), function (section) {
+        if (widgetBefore(section) === e.target) start(section);
+      });
+    },
+    true
+  );
+
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
   else init();
 })();

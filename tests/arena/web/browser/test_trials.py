@@ -45,6 +45,8 @@ def test_a_trial_is_tried_watched_and_published(
     expect(page.locator(".trial-result")).to_contain_text("as black")
     expect(page.locator("#log-black")).to_contain_text(DIARY)
     assert page.evaluate("window.__marker") == "still here"
+    # The game's analysis board comes with it, though its part of the page arrived later.
+    expect(page.get_by_role("button", name="Analyse")).to_be_visible()
     assert_fits_the_screen(page)
     page.get_by_label("Bot name").fill("diarist")
     page.get_by_role("button", name="Publish as a new bot").click()
