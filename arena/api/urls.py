@@ -4,7 +4,7 @@ from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
-from arena.api import duels, schedules, seasons, tournaments, trials, views
+from arena.api import duels, remote, schedules, seasons, tournaments, trials, views
 
 router = DefaultRouter()
 router.register("bots", views.BotViewSet, basename="api-bot")
@@ -33,6 +33,15 @@ urlpatterns = [
         "notifications/verify/",
         views.NotificationVerifyView.as_view(),
         name="api-notification-verify",
+    ),
+    path("remote/<slug:name>/events/", remote.EventsView.as_view(), name="api-remote-events"),
+    path(
+        "remote/<slug:name>/games/<int:game>/answer/",
+        remote.AnswerView.as_view(),
+        name="api-remote-answer",
+    ),
+    path(
+        "remote/<slug:name>/games/<int:game>/log/", remote.LogView.as_view(), name="api-remote-log"
     ),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),

@@ -92,6 +92,10 @@ class Bot(models.Model):
         db_default=False,
         help_text="Enter this bot in the arena's scheduled (recurring) tournaments.",
     )
+    #: A bot that runs on its owner's machine and plays over HTTP (arena.games.remote): its
+    #: versions have no archive and no check, and it never joins the ladder (the sandbox's
+    #: limits cannot apply to it). Set when the bot is registered; it never changes.
+    remote = models.BooleanField(default=False, db_default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -207,6 +211,8 @@ class BotVersion(ClaimedWork):
         FILE = "file", "single file"
         ZIP = "zip", "zip archive"
         TARGZ = "tar.gz", "tar.gz archive"
+        #: A remote bot's version: no file (``sha256``, ``filename`` empty, ``size`` 0).
+        REMOTE = "remote", "remote (runs on its owner's machine)"
 
     bot = models.ForeignKey(Bot, models.CASCADE, related_name="versions")
     number = models.PositiveIntegerField()
