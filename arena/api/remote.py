@@ -20,7 +20,7 @@ from rest_framework.exceptions import NotFound, PermissionDenied
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from arena.api.serializers import InputSerializer, StrictCharField
+from arena.api.serializers import DetailSerializer, InputSerializer, StrictCharField
 from arena.bots import services as bots
 from arena.bots.models import Bot
 from arena.games import remote
@@ -105,7 +105,7 @@ class EventsView(RemoteView):
 class AnswerView(RemoteView):
     @extend_schema(
         request=AnswerSerializer,
-        responses={204: None},
+        responses={204: None, 409: DetailSerializer},
         parameters=[OpenApiParameter("game", int, OpenApiParameter.PATH)],
     )
     def post(self, request: Request, name: str, game: int) -> Response:

@@ -328,6 +328,10 @@ class BotVersion(ClaimedWork):
         return self.status in (self.Status.ACTIVE, self.Status.RETIRED, self.Status.REJECTED)
 
 
+#: The kinds of an uploaded file: a version's kinds but ``remote`` (a trial's, arena.admission).
+UPLOAD_KINDS = [(v, label) for v, label in BotVersion.Kind.choices if v != BotVersion.Kind.REMOTE]
+
+
 class StoredFile(models.Model):
     """A file of the bot store kept in the database (:class:`arena.bots.storage.DatabaseStorage`,
     the default): an upload under its name ``ab/<sha256>``, its bytes in
