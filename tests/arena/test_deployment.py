@@ -58,6 +58,9 @@ def test_the_commands(compose: dict[str, Any]) -> None:
         "gunicorn arena.wsgi --config python:arena.metrics.gunicorn --preload"
     )
     assert command(services["worker"]).startswith("celery -A arena worker")
+    # Threads: remote bots' long polls hold one each, never the only worker of the pages.
+    web = command(services["web"]).split()
+    assert int(web[web.index("--threads") + 1]) >= 8
     # The scheduler runs the periodic tasks in a worker of its own, on their own queue.
     assert command(services["beat"]).startswith("celery -A arena worker --beat")
     assert "migrate" in command(services["migrate"])
