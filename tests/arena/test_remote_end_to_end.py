@@ -43,6 +43,15 @@ def _api(user: Any) -> tuple[APIClient, str]:
     return api, token
 
 
+#: The greedy example bot, which first says hello on its standard error (its owner's log).
+GREEDY = [
+    sys.executable,
+    "-c",
+    "import runpy, sys; print('remote-says-hi', file=sys.stderr, flush=True); "
+    "runpy.run_path('main.py', run_name='__main__')",
+]
+
+
 def _client(site: str, token: str, bot: str, log: Path) -> subprocess.Popen[bytes]:
     """The reference client playing ``bot`` with the greedy example bot, started in its folder
     (the SDK and the engine on its path, as the sandbox gives them)."""
@@ -50,7 +59,7 @@ def _client(site: str, token: str, bot: str, log: Path) -> subprocess.Popen[byte
     with log.open("wb") as out:
         return subprocess.Popen(
             [sys.executable, str(CLIENT), "--server", site, "--token", token, "--bot", bot]
-            + ["--", sys.executable, "main.py"],
+            + ["--", *GREEDY],
             cwd=BOTS / "greedy",
             env=env,
             stdout=out,
@@ -116,6 +125,7 @@ def test_the_reference_client_plays_a_whole_challenge_through_the_remote_queue(
         )
     finally:
         _stop(client)
+    stranger, _ = _api(other_user)  # the opponent's owner
     for match in Match.objects.filter(pk__in=ids):
         assert match.status == "finished", (match.reason, match.detail, log())
         assert match.termination in ("rows", "pool-exhausted", "no-moves"), match.reason
@@ -129,6 +139,12 @@ def test_the_reference_client_plays_a_whole_challenge_through_the_remote_queue(
         assert lines.count() > 10
         assert all(line.answer is not None for line in lines[: lines.count() - 1])
         assert lines.last().line.startswith('{"type":"end"')  # type: ignore[union-attr]  # not empty
+        # What the client forwarded of its stderr is its owner's log, nobody else's.
+        assert "remote-says-hi" in players[remote_side]["stderr_tail"]
+        url = f"/api/matches/{match.pk}/transcript/"
+        assert "remote-says-hi" in api.get(url).content.decode()
+        assert "remote-says-hi" not in APIClient().get(url).content.decode()
+        assert "remote-says-hi" not in stranger.get(url).content.decode()
     assert not RemoteGame.objects.filter(match_id__in=ids, closed_at__isnull=True).exists()
     duel.refresh_from_db()
     assert duel.status == "finished"
