@@ -18,7 +18,7 @@ from arena.bots.models import Bot
 from arena.games.models import Match
 from arena.ratings.models import Rating, RatingPoint
 from tools.bench import __main__ as bench
-from tools.bench import arena, data, ladder, startup
+from tools.bench import arena, data, ladder, remote, startup
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -115,3 +115,23 @@ def test_the_ladder_benchmark_splits_a_games_time_through_a_real_worker(
     if str(settings.CELERY_BROKER_URL).startswith("redis"):
         assert re.search(r"[0-9.]+ Redis commands, [0-9.]+ Redis bytes in and out", out)
     assert not Bot.objects.filter(name__startswith=ladder.PREFIX).exists()  # removed
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_remote_benchmark_measures_a_thread_worker_while_its_games_wait(
+    worker_env: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Its worker (on a remote queue of its own, in threads) sees this test's database and
+    broker; its clients answer in this process."""
+    for name in ("DATABASE_URL", "ARENA_CELERY_BROKER_URL", "ARENA_VAR_DIR"):
+        if name in worker_env:
+            monkeypatch.setenv(name, worker_env[name])
+    assert remote.main(["--games", "2", "--think", "4", "--window", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "2 games waiting on their clients throughout" in out
+    assert re.search(r"the worker: [0-9.]+% of a core, \d+ MiB resident, \d+ threads", out)
+    if connection.vendor == "postgresql":
+        assert re.search(r"the database: \d+ commits/s, \d+ connections held", out)
+    assert not Bot.objects.filter(name__startswith=remote.PREFIX).exists()  # removed
