@@ -209,6 +209,7 @@ def play(api: Api, command: list[str], games: int, stop: threading.Event) -> Non
         print(f"{time.strftime('%H:%M:%S')} {text}", file=sys.stderr, flush=True)
 
     playing: dict[int, Game] = {}
+    failed: set[int] = set()  # games whose program could not start
     since = 0
     log(f"asking {api.base}/events/ for games")
     while not stop.is_set():
@@ -226,11 +227,16 @@ def play(api: Api, command: list[str], games: int, stop: threading.Event) -> Non
             seq, line = entry.get("seq"), entry.get("line")
             game = playing.get(game_id)
             if game is None:
-                if seq is None or len(playing) >= games:
+                if seq is None or game_id in failed or len(playing) >= games:
                     continue
                 if json.loads(line).get("type") != "hello":
                     continue  # a game begun elsewhere (a client before this one): not ours
-                game = playing[game_id] = Game(api, entry, command, log)
+                try:
+                    game = playing[game_id] = Game(api, entry, command, log)
+                except OSError as e:  # no such program: the game goes unanswered
+                    log(f"game {game_id}: could not start {command[0]}: {e}")
+                    failed.add(game_id)
+                    continue
             if seq is not None:
                 game.give(int(seq), line)
     for game in playing.values():

@@ -225,3 +225,22 @@ def test_a_remote_bot_whose_client_never_connects_loses_by_no_start(
         assert match.reason == f"{remote_side} sent no ready within 3 s"
         assert match.duration_s is not None and match.duration_s < 30
     assert not RemoteGame.objects.filter(match_id__in=ids, closed_at__isnull=True).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_client_stops_at_a_refusal_it_cannot_mend(live_server: Any, user: Any) -> None:
+    _, token = _api(user)
+    make_version(user, "near")  # not a remote bot
+    for bot, key, said in (
+        ("near", token, "not a remote bot"),
+        ("near", "0" * 40, "401"),
+    ):
+        done = subprocess.run(
+            [sys.executable, str(CLIENT), "--server", str(live_server.url), "--token", key]
+            + ["--bot", bot, "--", sys.executable, "main.py"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 1, done.stderr
+        assert said in done.stderr
