@@ -83,6 +83,14 @@ class LogSerializer(InputSerializer[LogInput]):
     )
 
 
+def _game_id(game: str) -> int:
+    """The game's id in the path (any text reaches the view, so that a bad one is this API's
+    404, not the site's page)."""
+    if not game.isascii() or not game.isdigit() or len(game) > 18:
+        raise NotFound(f"no game {game[:40]!r}")
+    return int(game)
+
+
 class RemoteView(drf_views.APIView):
     permission_classes = [permissions.IsAuthenticated]
     throttle_classes: list[type] = []
@@ -108,12 +116,12 @@ class AnswerView(RemoteView):
         responses={204: None, 409: DetailSerializer},
         parameters=[OpenApiParameter("game", int, OpenApiParameter.PATH)],
     )
-    def post(self, request: Request, name: str, game: int) -> Response:
+    def post(self, request: Request, name: str, game: str) -> Response:
         """Answer the line ``seq`` of the game: 409 when it no longer waits (answered, or the
         game is over), 404 for a game the bot does not play."""
         bot = _remote_bot(request, name)
         data = AnswerSerializer(data=request.data).checked()
-        remote.answer(bot, game, data["seq"], data["line"])
+        remote.answer(bot, _game_id(game), data["seq"], data["line"])
         return Response(status=204)
 
 
@@ -124,10 +132,10 @@ class LogView(RemoteView):
         responses={204: None},
         parameters=[OpenApiParameter("game", int, OpenApiParameter.PATH)],
     )
-    def post(self, request: Request, name: str, game: int) -> Response:
+    def post(self, request: Request, name: str, game: str) -> Response:
         """Forward what the program wrote to its standard error: its owner reads it with the
         game's actions, as a sandboxed bot's."""
         bot = _remote_bot(request, name)
         data = LogSerializer(data=request.data).checked()
-        remote.add_log(bot, game, data["stderr"])
+        remote.add_log(bot, _game_id(game), data["stderr"])
         return Response(status=204)

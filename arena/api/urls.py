@@ -34,14 +34,14 @@ urlpatterns = [
         views.NotificationVerifyView.as_view(),
         name="api-notification-verify",
     ),
-    path("remote/<slug:name>/events/", remote.EventsView.as_view(), name="api-remote-events"),
+    path("remote/<str:name>/events/", remote.EventsView.as_view(), name="api-remote-events"),
     path(
-        "remote/<slug:name>/games/<int:game>/answer/",
+        "remote/<str:name>/games/<str:game>/answer/",
         remote.AnswerView.as_view(),
         name="api-remote-answer",
     ),
     path(
-        "remote/<slug:name>/games/<int:game>/log/", remote.LogView.as_view(), name="api-remote-log"
+        "remote/<str:name>/games/<str:game>/log/", remote.LogView.as_view(), name="api-remote-log"
     ),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),

@@ -113,7 +113,7 @@ class BotViewSet(
         """Upload a new bot (its first version; the check runs in a worker), or register a
         remote bot (``"remote": true``, no file: its program runs on its owner's machine and
         plays over ``/api/remote/``; its first version is active at once)."""
-        if "remote" in request.data:
+        if isinstance(request.data, dict) and "remote" in request.data:
             given = s.RemoteBotCreateSerializer(data=request.data).checked()
             version = bots.create_remote_bot(
                 request.user,

@@ -102,6 +102,13 @@ def test_a_bad_registration_is_refused_and_registers_nothing(
 
 
 @pytest.mark.django_db
+def test_a_registration_that_is_not_an_object_is_an_upload_refused(user: Any) -> None:
+    r = client_for(user).post("/api/bots/", "null", content_type="application/json")
+    assert r.status_code == 400
+    assert not Bot.objects.exists()
+
+
+@pytest.mark.django_db
 def test_registration_needs_a_login_and_a_free_name(user: Any, other_user: Any) -> None:
     assert register(APIClient()).status_code == 401
     assert register(client_for(user)).status_code == 201
@@ -248,6 +255,8 @@ def test_bad_answers_are_refused_and_change_nothing(user: Any, other_user: Any) 
             403,
         ),
         (APIClient().post(url, {"seq": seq, "line": "a"}, format="json"), 401),
+        # A game that is no number: this API's 404, in JSON.
+        (owner.post("/api/remote/far/games/x%0A/answer/", {"seq": seq, "line": "a"}), 404),
     ]
     for response, status in cases:
         assert response.status_code == status, (response.status_code, response.content)
