@@ -305,3 +305,31 @@ def test_the_log_keeps_what_the_client_forwards(user: Any, other_user: Any) -> N
         assert response.status_code == status, response.content
     game.refresh_from_db()
     assert game.stderr_bytes == 16
+
+
+@pytest.mark.django_db
+def test_a_remote_bot_is_challenged_and_challenges_through_the_duel_api(
+    user: Any, other_user: Any
+) -> None:
+    register(client_for(user), "far")
+    far = BotVersion.objects.get(bot__name="far")
+    near = make_version(other_user, "near")
+    for api, candidate, opponent in (
+        (client_for(other_user), near, far),  # someone else's remote bot as the opponent
+        (client_for(user), far, near),  # the remote bot as the candidate
+    ):
+        r = api.post(
+            "/api/duels/",
+            {
+                "kind": "challenge",
+                "candidate": candidate.pk,
+                "opponent": opponent.pk,
+                "variant": "yinsh",
+                "games": 2,
+            },
+            format="json",
+        )
+        assert r.status_code == 201, r.content
+        matches = Match.objects.filter(duel_id=r.json()["id"])
+        assert matches.count() == 2
+        assert all(m.queue() == settings.REMOTE_QUEUE for m in matches)
