@@ -246,6 +246,17 @@ CELERY_TASK_DEFAULT_QUEUE = env_str("ARENA_CELERY_QUEUE", "arena")
 #: site's database role) consumes only it, so they never wait behind matches; match workers on
 #: their own role (arena.jobs.roles) consume only the match queue, ``runarena``'s both.
 PERIODIC_QUEUE = f"{CELERY_TASK_DEFAULT_QUEUE}.periodic"
+#: The queue of the games with a remote player (arena.games.remote): its worker waits for
+#: moves over HTTP in threads (``celery worker -Q <it> -P threads``), never holding a process
+#: of the match queue's pool, which sandboxed games need.
+REMOTE_QUEUE = f"{CELERY_TASK_DEFAULT_QUEUE}.remote"
+#: Games the remote queue's worker plays at once (its threads).
+REMOTE_CONCURRENCY = env_int("ARENA_REMOTE_CONCURRENCY", 32)
+#: A remote bot's allowance per request, in milliseconds, for the network between its machine
+#: and the arena: the referee's move overhead for its side (not charged to its clock).
+REMOTE_LATENCY_MS = env_int("ARENA_REMOTE_LATENCY_MS", 1000)
+#: The longest a remote bot's client waits in one request for work (long polling), seconds.
+REMOTE_WAIT_S = env_int("ARENA_REMOTE_WAIT_SECONDS", 25)
 #: A task not acknowledged within this many seconds is delivered again (Redis); every task's
 #: hard time limit stays below it (tests/arena/test_celery_config.py checks this).
 CELERY_VISIBILITY_TIMEOUT = env_int("ARENA_VISIBILITY_TIMEOUT", 4 * 3600)

@@ -14,7 +14,7 @@ from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 
-from arena.bots.models import Bot, BotVersion, Variant, variant_title
+from arena.bots.models import UPLOAD_KINDS, Bot, BotVersion, Variant, variant_title
 from arena.jobs import limits
 from arena.jobs.models import ClaimedWork
 
@@ -48,7 +48,7 @@ class Trial(ClaimedWork):
     #: The bot it would become a version of, when its owner said so (else a new bot).
     bot = models.ForeignKey(Bot, models.SET_NULL, null=True, blank=True, related_name="trials")
     sha256 = models.CharField(max_length=64)
-    kind = models.CharField(max_length=8, choices=BotVersion.Kind.choices)
+    kind = models.CharField(max_length=8, choices=UPLOAD_KINDS)
     filename = models.CharField(max_length=100)
     size = models.PositiveIntegerField()
 

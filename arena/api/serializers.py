@@ -192,6 +192,7 @@ class BotSerializer(serializers.ModelSerializer):
             "description",
             "status",
             "trusted",
+            "remote",
             "rated_challenges",
             "rated_tournaments",
             "scheduled_events",
@@ -199,7 +200,16 @@ class BotSerializer(serializers.ModelSerializer):
             "created_at",
             "versions",
         )
-        read_only_fields = ("url", "name", "owner", "status", "trusted", "created_at", "versions")
+        read_only_fields = (
+            "url",
+            "name",
+            "owner",
+            "status",
+            "trusted",
+            "remote",
+            "created_at",
+            "versions",
+        )
 
 
 class BotCreate(TypedDict):
@@ -226,13 +236,71 @@ class BotCreateSerializer(InputSerializer[BotCreate]):
     )
 
     def validate_name(self, value: str) -> str:
-        try:
-            bots.validate_name(value)
-        except bots.UploadError as e:
-            raise serializers.ValidationError(str(e)) from None
-        if Bot.objects.filter(name=value).exists():
-            raise serializers.ValidationError(f"a bot called {value!r} exists already")
+        return _new_name(value)
+
+
+def _new_name(value: str) -> str:
+    """A new bot's name, checked: its form, and that no bot has it."""
+    try:
+        bots.validate_name(value)
+    except bots.UploadError as e:
+        raise serializers.ValidationError(str(e)) from None
+    if Bot.objects.filter(name=value).exists():
+        raise serializers.ValidationError(f"a bot called {value!r} exists already")
+    return value
+
+
+class RemoteBotCreate(TypedDict):
+    name: str
+    description: str
+    remote: bool
+    variants: list[str]
+
+
+class RemoteBotCreateSerializer(InputSerializer[RemoteBotCreate]):
+    """A remote bot: one whose program runs on its owner's machine (no file)."""
+
+    name = serializers.CharField(
+        max_length=NAME_MAX_LENGTH,
+        help_text=NAME_RULE,
+        error_messages={"max_length": f"a name is {NAME_RULE}"},
+    )
+    description = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=DESCRIPTION_MAX_LENGTH
+    )
+    remote = StrictBooleanField(help_text="true: the bot runs on its owner's machine.")
+    variants = serializers.ListField(
+        child=StrictCharField(),
+        required=False,
+        default=list,
+        max_length=20,
+        help_text="The variants it plays (every variant when empty).",
+    )
+
+    def validate_name(self, value: str) -> str:
+        return _new_name(value)
+
+    def validate_remote(self, value: bool) -> bool:
+        if not value:
+            raise serializers.ValidationError("a bot without a file is a remote one: true")
         return value
+
+
+class RemoteVersionCreate(TypedDict):
+    variants: list[str] | None
+
+
+class RemoteVersionCreateSerializer(InputSerializer[RemoteVersionCreate]):
+    """A remote bot's new version: no file; its variants, the previous version's by default."""
+
+    variants = serializers.ListField(
+        child=StrictCharField(),
+        required=False,
+        default=None,
+        allow_null=True,
+        max_length=20,
+        help_text="The variants it plays (the previous version's when not given).",
+    )
 
 
 class VersionCreate(TypedDict):

@@ -4,7 +4,7 @@ from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
-from arena.api import analysis, duels, schedules, seasons, tournaments, trials, views
+from arena.api import analysis, duels, remote, schedules, seasons, tournaments, trials, views
 
 router = DefaultRouter()
 router.register("bots", views.BotViewSet, basename="api-bot")
@@ -36,6 +36,15 @@ urlpatterns = [
     ),
     path("analysis/", analysis.AnalysisView.as_view(), name="api-analysis"),
     path("analysis/bots/", analysis.AnalysisBotsView.as_view(), name="api-analysis-bots"),
+    path("remote/<str:name>/events/", remote.EventsView.as_view(), name="api-remote-events"),
+    path(
+        "remote/<str:name>/games/<str:game>/answer/",
+        remote.AnswerView.as_view(),
+        name="api-remote-answer",
+    ),
+    path(
+        "remote/<str:name>/games/<str:game>/log/", remote.LogView.as_view(), name="api-remote-log"
+    ),
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
     path("", include(router.urls)),

@@ -103,11 +103,26 @@ class BotViewSet(
         return s.BotSerializer
 
     @extend_schema(
-        request={"multipart/form-data": s.BotCreateSerializer},
+        request={
+            "multipart/form-data": s.BotCreateSerializer,
+            "application/json": s.RemoteBotCreateSerializer,
+        },
         responses={201: s.VersionSerializer},
     )
     def create(self, request: Request) -> Response:
-        """Upload a new bot (its first version). The check runs in a worker."""
+        """Upload a new bot (its first version; the check runs in a worker), or register a
+        remote bot (``"remote": true``, no file: its program runs on its owner's machine and
+        plays over ``/api/remote/``; its first version is active at once)."""
+        if isinstance(request.data, dict) and "remote" in request.data:
+            given = s.RemoteBotCreateSerializer(data=request.data).checked()
+            version = bots.create_remote_bot(
+                request.user,
+                given["name"],
+                variants=given["variants"],
+                description=given["description"],
+            )
+            body = s.VersionSerializer(version, context=self.get_serializer_context()).data
+            return Response(body, status=status.HTTP_201_CREATED)
         data = s.BotCreateSerializer(data=request.data).checked()
         f = data["file"]
         version = bots.create_bot(
@@ -148,17 +163,25 @@ class BotViewSet(
     @extend_schema(methods=["GET"], responses=s.VersionSerializer(many=True), request=None)
     @extend_schema(
         methods=["POST"],
-        request={"multipart/form-data": s.VersionCreateSerializer},
+        request={
+            "multipart/form-data": s.VersionCreateSerializer,
+            "application/json": s.RemoteVersionCreateSerializer,
+        },
         responses={201: s.VersionSerializer},
     )
     @action(detail=True, methods=["get", "post"], url_path="versions", pagination_class=None)
     def versions(self, request: Request, name: str) -> Response:
-        """The bot's versions; POST uploads a new version (owner only)."""
+        """The bot's versions; POST uploads a new version (owner only), or for a remote bot
+        starts a new one (no file; active at once, the previous one retired)."""
         bot = self.get_object()
         ctx = self.get_serializer_context()
         if request.method == "GET":
             qs = _versions().filter(bot=bot).order_by("-number")
             return Response(s.VersionSerializer(qs, many=True, context=ctx).data)
+        if bot.remote:
+            given = s.RemoteVersionCreateSerializer(data=request.data).checked()
+            version = bots.add_remote_version(request.user, bot, variants=given["variants"])
+            return Response(s.VersionSerializer(version, context=ctx).data, status=201)
         f = s.VersionCreateSerializer(data=request.data).checked()["file"]
         version = bots.add_version(request.user, bot, f, filename=f.name or "")
         return Response(s.VersionSerializer(version, context=ctx).data, status=201)

@@ -101,6 +101,10 @@ class Bot(models.Model):
         db_default=False,
         help_text="Let others ask this bot for moves on the analysis board (they see its info).",
     )
+    #: A bot that runs on its owner's machine and plays over HTTP (arena.games.remote): its
+    #: versions have no archive and no check, and it never joins the ladder (the sandbox's
+    #: limits cannot apply to it). Set when the bot is registered; it never changes.
+    remote = models.BooleanField(default=False, db_default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -216,6 +220,8 @@ class BotVersion(ClaimedWork):
         FILE = "file", "single file"
         ZIP = "zip", "zip archive"
         TARGZ = "tar.gz", "tar.gz archive"
+        #: A remote bot's version: no file (``sha256``, ``filename`` empty, ``size`` 0).
+        REMOTE = "remote", "remote (runs on its owner's machine)"
 
     bot = models.ForeignKey(Bot, models.CASCADE, related_name="versions")
     number = models.PositiveIntegerField()
@@ -329,6 +335,10 @@ class BotVersion(ClaimedWork):
     def is_final(self) -> bool:
         """Whether its check is over (active, retired or rejected)."""
         return self.status in (self.Status.ACTIVE, self.Status.RETIRED, self.Status.REJECTED)
+
+
+#: The kinds of an uploaded file: a version's kinds but ``remote`` (a trial's, arena.admission).
+UPLOAD_KINDS = [(v, label) for v, label in BotVersion.Kind.choices if v != BotVersion.Kind.REMOTE]
 
 
 class StoredFile(models.Model):

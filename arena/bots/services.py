@@ -31,10 +31,12 @@ from django.core.exceptions import PermissionDenied
 from django.core.files import File
 from django.db import IntegrityError, transaction
 from django.db.models import Max, ProtectedError, Sum
+from django.http import Http404
 from django.utils import timezone
 
+import engine
 from arena.bots import store
-from arena.bots.models import NAME_PATTERN, NAME_RULE, Bot, BotVersion
+from arena.bots.models import NAME_PATTERN, NAME_RULE, Bot, BotVersion, every_variant
 from arena.bots.signals import bot_withdrawn, versions_retired
 from arena.bots.unpack import FILE, TARGZ, UploadError, detect_kind, safe_filename
 from arena.core import throttles
@@ -302,6 +304,92 @@ def _new_version(bot: Bot, stored: StoredUpload) -> BotVersion:
     return version
 
 
+def remote_variants(variants: Iterable[str] | None) -> str:
+    """A remote bot's variants as :attr:`BotVersion.variants` stores them (every variant when
+    none are named); :class:`UploadError` names an unknown one."""
+    names = list(variants or [])
+    unknown = [v for v in names if v not in engine.VARIANTS]
+    if unknown:
+        raise UploadError(
+            f"unknown variant {unknown[0]!r}; the variants are {', '.join(engine.VARIANTS)}"
+        )
+    if not names:
+        return every_variant()
+    return ",".join(v for v in engine.VARIANTS if v in names)
+
+
+def create_remote_bot(
+    owner: User | AnonymousUser,
+    name: str,
+    *,
+    variants: Iterable[str] | None = None,
+    description: str = "",
+) -> BotVersion:
+    """Register a remote bot, one whose program runs on its owner's machine and plays over
+    HTTP (:mod:`arena.games.remote`), with its first version: active at once (there is no
+    upload to check). It plays tests and challenges, never the ladder."""
+    if not owner.is_authenticated:
+        raise PermissionDenied("log in to register a bot")
+    with throttles.limited(owner, "upload"):
+        validate_name(name)
+        stored = remote_variants(variants)
+        if Bot.objects.filter(name=name).exists():
+            raise UploadError(f"a bot called {name!r} exists already")
+        try:
+            with transaction.atomic():
+                bot = Bot.objects.create(
+                    name=name, owner=owner, description=description.strip(), remote=True
+                )
+                version = _new_remote_version(bot, stored)
+        except IntegrityError:
+            raise UploadError(f"a bot called {name!r} exists already") from None
+    return version
+
+
+def add_remote_version(
+    user: User | AnonymousUser, bot: Bot, *, variants: Iterable[str] | None = None
+) -> BotVersion:
+    """A new version of a remote bot (owner only), when its owner changed its program: active
+    at once, the previous one retired (its games and rating stay its own). ``variants`` as
+    the previous version's when not given."""
+    _require_manager(user, bot)
+    if not bot.remote:
+        raise UploadError(f"{bot.name} is not a remote bot: upload its new version")
+    if bot.status != Bot.Status.ACTIVE:
+        raise UploadError(f"{bot.name} was withdrawn")
+    with throttles.limited(user, "upload"):
+        if variants is None:
+            last = bot.versions.order_by("-number").values_list("variants", flat=True).first()
+            stored = last or every_variant()
+        else:
+            stored = remote_variants(variants)
+        with transaction.atomic():
+            version = _new_remote_version(bot, stored)
+    return version
+
+
+def _new_remote_version(bot: Bot, variants: str) -> BotVersion:
+    Bot.objects.select_for_update().filter(pk=bot.pk).first()
+    last = bot.versions.aggregate(n=Max("number"))["n"] or 0
+    version = BotVersion.objects.create(
+        bot=bot,
+        number=last + 1,
+        status=V.RETIRED,
+        sha256="",
+        kind=BotVersion.Kind.REMOTE,
+        filename="",
+        size=0,
+        variants=variants,
+        declared_name=bot.name,
+        checked_at=timezone.now(),
+        report=["a remote bot: nothing to check"],
+    )
+    retire_active(bot.pk, keep=version.pk)
+    BotVersion.objects.filter(pk=version.pk).update(status=V.ACTIVE)
+    version.status = V.ACTIVE
+    return version
+
+
 def update_bot(
     user: User | AnonymousUser,
     bot: Bot,
@@ -417,6 +505,8 @@ def activate(user: User | AnonymousUser, version: BotVersion) -> BotVersion:
 def source_file(user: User | AnonymousUser, version: BotVersion) -> File[Any]:
     """The stored upload of a version, open for its owner to download."""
     _require_manager(user, version.bot)
+    if version.kind == BotVersion.Kind.REMOTE:
+        raise Http404("a remote bot's version has no file")
     return store.open(version.sha256)
 
 

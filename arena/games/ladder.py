@@ -74,6 +74,8 @@ def schedule_variant(
                 reliability.paused_versions(variant),
                 status=BotVersion.Status.ACTIVE,
                 bot__status=Bot.Status.ACTIVE,
+                # A remote bot runs outside the sandbox's limits: never on the ladder.
+                bot__remote=False,
             ).values_list("pk", "bot__owner_id", "bot_id")
         )
         owners = {pk: owner for pk, owner, _ in found}

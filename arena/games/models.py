@@ -13,6 +13,7 @@ counts them again from the matches at any time.
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
@@ -146,8 +147,24 @@ class Match(ClaimedWork):
         return reverse("match", args=[self.pk])
 
     def time_limits(self) -> tuple[int, int]:
-        """Its task's limits: its game's budget, and the builds of both bots."""
-        return limits.time_limits(self.time_control, builds=2)
+        """Its task's limits: its game's budget, and the builds of both bots (with a remote
+        player, its latency allowance on every action too)."""
+        soft, hard = limits.time_limits(self.time_control, builds=2)
+        if self.has_remote_player():
+            extra = settings.MATCH_MAX_ACTIONS * settings.REMOTE_LATENCY_MS // 1000
+            soft, hard = soft + extra, hard + extra
+        return soft, hard
+
+    def has_remote_player(self) -> bool:
+        """Whether a side is a remote bot (:mod:`arena.games.remote`)."""
+        return BotVersion.objects.filter(
+            pk__in=(self.white_id, self.black_id), bot__remote=True
+        ).exists()
+
+    def queue(self) -> str | None:
+        """A game with a remote player waits for its moves over HTTP: it is played on the
+        remote queue, whose worker waits in threads, never in a sandboxed game's process."""
+        return settings.REMOTE_QUEUE if self.has_remote_player() else None
 
     @classmethod
     def released(cls, reason: str) -> dict[str, object]:
@@ -402,3 +419,47 @@ class SeasonEntry(models.Model):
     def next_division(self) -> int:
         """Its division in the next season, as its move says."""
         return self.division + {"up": -1, "down": 1}.get(self.move, 0)
+
+
+class RemoteGame(models.Model):
+    """A remote bot's side of one claim of a match (:mod:`arena.games.remote`): what its client
+    finds when it asks for work, and what it forwarded of its program's standard error. Open
+    until the referee lets the side go (``closed_at``)."""
+
+    match = models.ForeignKey(Match, models.CASCADE, related_name="remote_games")
+    attempt = models.PositiveSmallIntegerField()
+    color = models.CharField(max_length=5)
+    bot = models.ForeignKey(Bot, models.CASCADE, related_name="remote_games")
+    created_at = models.DateTimeField(default=timezone.now)
+    #: When the game let the client go (its result is written, or it was aborted).
+    closed_at = models.DateTimeField(null=True, blank=True)
+    #: The end of what the client forwarded of its program's standard error, and how many
+    #: bytes it forwarded in all (the referee keeps them with the actions, as a pipe's).
+    stderr_tail = models.TextField(blank=True, default="")
+    stderr_bytes = models.PositiveBigIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["match", "attempt", "color"], name="remotegame_one_per_side"
+            ),
+        ]
+        indexes = [models.Index(fields=["bot", "closed_at"], name="remotegame_open_idx")]
+
+    def __str__(self) -> str:
+        return f"match #{self.match_id} ({self.color}, attempt {self.attempt})"
+
+
+class RemoteLine(models.Model):
+    """A protocol line the referee sent to a remote bot, and the line it answered: its client
+    is given the newest unanswered line of each open game, and answers it by its ``id`` (the
+    line's ``seq`` on the wire)."""
+
+    game = models.ForeignKey(RemoteGame, models.CASCADE, related_name="lines")
+    line = models.TextField()
+    sent_at = models.DateTimeField(default=timezone.now)
+    answer = models.TextField(null=True, blank=True)
+    answered_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.game}: line {self.pk}"

@@ -173,12 +173,15 @@ def unpack_limits() -> Limits:
 
 
 def load_spec(version: BotVersion) -> BotSpec:
-    """The version's bot ready to play: unpacked and, if it has a build, built.
+    """The version's bot ready to play: unpacked and, if it has a build, built (a remote
+    bot's: :func:`remote_spec`).
 
     A version plays only after its check built it; a build that fails later, on this worker,
     is the machine's failure (too busy, or a toolchain missing), never the bot's: it raises
     :class:`~arena.jobs.policy.InfrastructureError`. Otherwise as :func:`unpack_spec`.
     """
+    if version.bot.remote:
+        return remote_spec(version)
     spec = unpack_spec(version)
     try:
         return build(spec).spec
@@ -186,6 +189,19 @@ def load_spec(version: BotVersion) -> BotSpec:
         raise InfrastructureError(
             f"version {version.pk} passed its check but its build failed here: {e.reason}"
         ) from e
+
+
+def remote_spec(version: BotVersion) -> BotSpec:
+    """A remote bot's version as the referee names it: no folder, no command (its program runs
+    on its owner's machine, :mod:`arena.games.remote`)."""
+    return BotSpec(
+        path=Path("remote"),
+        name=version.bot.name,
+        command=(),
+        digest="",
+        version=f"v{version.number}",
+        variants=tuple(version.variant_names),
+    )
 
 
 def unpack_spec(version: BotVersion) -> BotSpec:

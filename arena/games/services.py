@@ -19,9 +19,10 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+import engine
 from arena.bots.models import BotVersion
 from arena.bots.unpack import UnpackError
-from arena.games import live, reliability, runner
+from arena.games import live, reliability, remote, runner
 from arena.games.models import Match, MatchRecord, closed
 from arena.jobs import claims, policy
 from arena.jobs.sidecar import INLINE, Sidecar
@@ -31,6 +32,7 @@ from arena.referee.outcomes import Failure
 
 if TYPE_CHECKING:
     from arena.referee import GameResult
+    from arena.referee.match import Transport
 
 log = logging.getLogger(__name__)
 
@@ -135,8 +137,28 @@ def play(match_id: int, worker_name: str = "", sidecar: Sidecar = INLINE) -> str
         except ValueError as e:
             abort(match_id, attempt, f"bad match configuration: {e}")
             return "aborted"
-        result = runner.referee().play(
-            config, on_played=lambda p: tended.note(live.timed(p)), cancel=tended.cancel
+        referee = runner.referee()
+        connected: dict[engine.Color, Transport] = {
+            color: remote.RemoteTransport(
+                match,
+                attempt,
+                color.label,
+                version.bot_id,
+                line_limit=referee.line_limit_bytes,
+                cancel=tended.cancel,
+            )
+            for color, version in (
+                (engine.Color.WHITE, match.white),
+                (engine.Color.BLACK, match.black),
+            )
+            if version.bot.remote
+        }
+        result = referee.play(
+            config,
+            on_played=lambda p: tended.note(live.timed(p)),
+            cancel=tended.cancel,
+            connected=connected,
+            overhead_ms=dict.fromkeys(connected, settings.REMOTE_LATENCY_MS),
         )
         return keep_result(match_id, attempt, result, match)
 

@@ -85,9 +85,10 @@ def send_after_commit(
 
 
 def dispatch(work: ClaimedWork) -> None:
-    """Send the work's task once the current transaction commits, with its time limits."""
+    """Send the work's task once the current transaction commits, with its time limits, to
+    its queue."""
     soft, hard = work.time_limits()
-    send_after_commit(work.TASK, (work.pk,), soft=soft, hard=hard)
+    send_after_commit(work.TASK, (work.pk,), soft=soft, hard=hard, queue=work.queue())
 
 
 def waiting_messages(queue: str | None = None) -> int | None:

@@ -47,6 +47,10 @@ class ClaimedWork(models.Model):
         """Its task's (soft, hard) time limits in seconds."""
         raise NotImplementedError
 
+    def queue(self) -> str | None:
+        """The queue its task goes to (None: the match queue, the default)."""
+        return None
+
     @classmethod
     def released(cls, reason: str) -> dict[str, object]:
         """What else is written when a claim is given back to the queue (none by default)."""

@@ -68,6 +68,11 @@ GRANTS: dict[str, Grant] = {
     "games_matchrecord": READ_WRITE_DELETE,
     "games_livemove": READ_WRITE_DELETE,
     "games_failurealert": READ_WRITE,
+    # A remote bot's side of a game (arena.games.remote): the worker opens it, reads what its
+    # client forwarded of its standard error, and closes it; it sends lines and reads answers
+    # (the site writes them).
+    "games_remotegame": READ_WRITE,
+    "games_remoteline": Grant(("SELECT", "INSERT")),
     "games_season": READ,
     "games_seasonentry": READ,
     "games_pairstats": READ_WRITE,

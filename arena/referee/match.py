@@ -32,7 +32,7 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -219,8 +219,15 @@ class Referee:
         on_action: Callable[[engine.State, engine.Action, float], None] | None = None,
         on_played: Callable[[Played], None] | None = None,
         cancel: threading.Event | None = None,
+        connected: Mapping[engine.Color, Transport] | None = None,
+        overhead_ms: Mapping[engine.Color, int] | None = None,
     ) -> GameResult:
         """Play one game: launch both bots, run the game, stop both bots, return the result.
+
+        ``connected`` gives the sides whose bot is already connected another way (a remote
+        bot, over HTTP): they are not launched, and are killed with the others at the end.
+        ``overhead_ms`` gives a side an allowance per request of its own instead of
+        ``move_overhead_ms`` (a remote bot's network latency).
 
         ``on_action(state, action, think_ms)`` is called after every action; ``on_played``
         with a :class:`Played` (the action, its think time, both clocks: public facts only)
@@ -237,11 +244,12 @@ class Referee:
         """
         _check_config(config)
         sandbox = self.sandbox
-        transports: dict[engine.Color, PipeTransport | None] = {_WHITE: None, _BLACK: None}
+        given = dict(connected or {})
+        transports: dict[engine.Color, Transport | None] = {_WHITE: None, _BLACK: None}
         scratch: list[Path] = []
         try:
             for color, spec in ((_WHITE, config.white), (_BLACK, config.black)):
-                transports[color] = self.launch(spec, scratch, cancel)
+                transports[color] = given.pop(color, None) or self.launch(spec, scratch, cancel)
             return self.run(
                 config,
                 transports[_WHITE],
@@ -250,9 +258,10 @@ class Referee:
                 on_action=on_action,
                 on_played=on_played,
                 cancel=cancel,
+                overhead_ms=overhead_ms,
             )
         finally:
-            for t in transports.values():
+            for t in [*transports.values(), *given.values()]:
                 if t is not None:
                     with contextlib.suppress(Exception):
                         t.kill()
@@ -301,11 +310,13 @@ class Referee:
         cancel: threading.Event | None = None,
         clock: Callable[[], float] = time.monotonic,
         launch_failures: dict[engine.Color, str] | None = None,
+        overhead_ms: Mapping[engine.Color, int] | None = None,
     ) -> GameResult:
         """Run a game over two connected bots (None for a bot that could not be started).
 
         The transports are not killed here (the caller owns them), but both bots have been
-        sent ``end`` and given ``end_grace_s`` to exit.
+        sent ``end`` and given ``end_grace_s`` to exit. ``overhead_ms`` replaces
+        ``move_overhead_ms`` for the sides it names.
         """
         _check_config(config)
         return _Game(
@@ -319,6 +330,7 @@ class Referee:
             clock,
             launch_failures or {},
             on_played,
+            overhead_ms or {},
         ).run()
 
 
@@ -352,6 +364,7 @@ class _Game:
         clock: Callable[[], float],
         launch_failures: dict[engine.Color, str],
         on_played: Callable[[Played], None] | None = None,
+        overhead_ms: Mapping[engine.Color, int] | None = None,
     ) -> None:
         self.ref = referee
         self.config = config
@@ -370,6 +383,10 @@ class _Game:
         self.moves: list[dict[str, Any]] = []
         self.encoder = RequestEncoder()
         self.overhead_ms = float(referee.move_overhead_ms)
+        #: Each side's allowance per request (``move_overhead_ms`` unless given).
+        self.overheads = {
+            c: float((overhead_ms or {}).get(c, referee.move_overhead_ms)) for c in (_WHITE, _BLACK)
+        }
         self.started_wall = dt.datetime.now(dt.UTC)
         self.started = clock()
         self.perf_start = time.perf_counter()
@@ -475,7 +492,6 @@ class _Game:
         state = self.state
         players = self.players
         cancel = self.cancel
-        overhead = self.overhead_ms
         increment = float(self.config.time.increment_ms)
         pause = self.ref.pause_between_turns
         now = self.now
@@ -510,6 +526,7 @@ class _Game:
             line = self.encoder.encode(
                 list(tokens), state.to_json(), round(me.clock_ms), round(other.clock_ms)
             )
+            overhead = self.overheads[color]
             start = now()
             deadline = start + (me.clock_ms + overhead) / 1000.0
             try:
@@ -695,7 +712,7 @@ class _Game:
                 p.color,
                 Failure.TIME,
                 f"{label} ran out of time ({late} after {elapsed:.2f} s with "
-                f"{round(p.clock_ms)} ms on its clock + {self.overhead_ms:g} ms allowance, "
+                f"{round(p.clock_ms)} ms on its clock + {self.overheads[p.color]:g} ms allowance, "
                 f"{where})",
             )
         if isinstance(error, LineTooLong):
@@ -839,6 +856,8 @@ class _Game:
             else None
         )
         out["clock_ms"] = round(p.clock_ms)
+        if self.overheads[p.color] != self.overhead_ms:
+            out["move_overhead_ms"] = round(self.overheads[p.color])
         out["stderr_tail"] = t.stderr_tail if t is not None else ""
         out["stderr_bytes"] = t.stderr_bytes if t is not None else 0
         if p.info_dropped:

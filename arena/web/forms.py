@@ -88,6 +88,34 @@ class BotUploadForm(forms.Form):
             raise forms.ValidationError(str(e)) from None
 
 
+class RemoteBotForm(forms.Form):
+    """A bot that runs on its owner's machine and plays over HTTP (no file to upload)."""
+
+    name = forms.CharField(
+        max_length=NAME_MAX_LENGTH,
+        help_text=f"{NAME_RULE}. It cannot be changed later.",
+        error_messages={"max_length": f"A name is {NAME_RULE}."},
+    )
+    description = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3}),
+        required=False,
+        max_length=DESCRIPTION_MAX_LENGTH,
+    )
+    variants = forms.MultipleChoiceField(
+        choices=Variant.choices,
+        widget=forms.CheckboxSelectMultiple,
+        required=False,
+        help_text="The variants it plays (every variant when none is ticked).",
+    )
+
+    def clean_name(self) -> str:
+        name: str = self.cleaned_data["name"]
+        try:
+            return bot_services.validate_name(name)
+        except bot_services.UploadError as e:
+            raise forms.ValidationError(str(e)) from None
+
+
 class VersionUploadForm(forms.Form):
     file = BotFileField()
 

@@ -63,6 +63,8 @@ celery_app.conf.broker_url = BROKER_URL
 # The periodic tasks and the notifications' tasks go to the periodic queue: this run's own, as
 # its workers' (ARENA_CELERY_QUEUE in worker_env), never a local arena's.
 django_settings.PERIODIC_QUEUE = f"{QUEUE}.periodic"
+#: The games of remote bots go to this run's remote queue (its workers compute the same name).
+django_settings.REMOTE_QUEUE = f"{QUEUE}.remote"
 for _entry in django_settings.CELERY_BEAT_SCHEDULE.values():
     _entry["options"]["queue"] = django_settings.PERIODIC_QUEUE
 
@@ -73,7 +75,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
             import redis
 
             client = redis.Redis.from_url(django_settings.REDIS_URL)
-            for queue in (QUEUE, f"{QUEUE}.periodic"):
+            for queue in (QUEUE, f"{QUEUE}.periodic", f"{QUEUE}.remote"):
                 client.delete(queue, f"_kombu.binding.{queue}", f"_kombu.binding_permanent.{queue}")
         except Exception:  # Redis went away: nothing to tidy
             pass
@@ -85,7 +87,7 @@ def _queues_declared() -> None:
     """This run's queues (and the broker file's tables), declared once before any test starts
     a worker: workers starting at once in a new broker file could each try to make them, and
     one would die (see :func:`~arena.local.management.commands.runarena.declare_queues`)."""
-    declare_queues([QUEUE, f"{QUEUE}.periodic"], BROKER_URL)
+    declare_queues([QUEUE, f"{QUEUE}.periodic", f"{QUEUE}.remote"], BROKER_URL)
 
 
 @pytest.fixture(autouse=True)

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-ARENA_SERVICES = ("migrate", "web", "worker", "beat")
+ARENA_SERVICES = ("migrate", "web", "worker", "remote-worker", "beat")
 
 
 @pytest.fixture(scope="module")
@@ -59,6 +59,9 @@ def test_the_commands(compose: dict[str, Any]) -> None:
         "gunicorn arena.wsgi --config python:arena.metrics.gunicorn --preload"
     )
     assert command(services["worker"]).startswith("celery -A arena worker")
+    # Threads: remote bots' long polls hold one each, never the only worker of the pages.
+    web = command(services["web"]).split()
+    assert int(web[web.index("--threads") + 1]) >= 8
     # The scheduler runs the periodic tasks in a worker of its own, on their own queue.
     assert command(services["beat"]).startswith("celery -A arena worker --beat")
     assert "migrate" in command(services["migrate"])
@@ -122,6 +125,25 @@ def test_the_worker_can_run_the_sandbox_and_scale(compose: dict[str, Any]) -> No
     assert any(v.startswith("/sys/fs/cgroup:") for v in worker["volumes"])
     # Scalable: no fixed container name or published port.
     assert "container_name" not in worker and "ports" not in worker
+
+
+def test_the_games_of_remote_bots_have_a_worker_in_threads_on_their_queue(
+    compose: dict[str, Any],
+) -> None:
+    from django.conf import settings
+
+    remote = compose["services"]["remote-worker"]
+    argv = command(remote).split()
+    assert argv[:4] == ["celery", "-A", "arena", "worker"]
+    assert argv[argv.index("--queues") + 1] == "arena.remote"  # REMOTE_QUEUE by default
+    assert argv[argv.index("--pool") + 1] == "threads"
+    assert settings.REMOTE_QUEUE.endswith(".remote")
+    # It launches the sandboxed opponents: the match workers' privileges and database role.
+    worker = compose["services"]["worker"]
+    for key in ("cap_add", "security_opt", "cgroup", "volumes", "init"):
+        assert remote[key] == worker[key], key
+    assert remote["environment"]["DATABASE_URL"] == worker["environment"]["DATABASE_URL"]
+    assert remote["environment"]["SECRET_KEY"] == ""
 
 
 def test_beat_runs_exactly_once(compose: dict[str, Any]) -> None:

@@ -325,6 +325,19 @@ def test_think_time_within_the_allowance_is_free():
     assert {r.you_ms for r in game.white.requests()} == {10000}
 
 
+def test_a_side_may_have_an_allowance_of_its_own():
+    # A remote bot's latency allowance: its side only, named in the transcript.
+    think = ready_then(lambda m: Think(250, {"type": "action", "action": m.actions[0]}))
+    game = Game(white=think, black=think, move_overhead_ms=50)
+    result = game.play(config(time="10+0"), overhead_ms={engine.Color.WHITE: 300})
+    assert {r.you_ms for r in game.white.requests()} == {10000}  # 250 ms within 300
+    assert [r.you_ms for r in game.black.requests()][:3] == [10000, 9800, 9600]
+    players = result.transcript["players"]
+    assert players["white"]["move_overhead_ms"] == 300
+    assert "move_overhead_ms" not in players["black"]
+    assert result.transcript["time"]["move_overhead_ms"] == 50
+
+
 def test_the_increment_is_added_once_per_turn():
     game = Game(
         white=ready_then(lambda m: Think(150, {"type": "action", "action": m.actions[0]})),

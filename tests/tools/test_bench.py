@@ -20,7 +20,7 @@ from arena.ratings.models import Rating, RatingPoint
 from tests.browser import INSTALL_HINT, find_chromium
 from tests.conftest import skip_unless_required
 from tools.bench import __main__ as bench
-from tools.bench import arena, data, ladder, push, startup
+from tools.bench import arena, data, ladder, push, remote, startup
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -144,3 +144,24 @@ def test_the_push_benchmark_times_a_live_games_actions_to_a_real_browser(
     assert f"pushed: 4 actions, one every 0.2 s, served by {server}" in done.stdout
     assert "median" in done.stdout
     assert not Bot.objects.filter(name__startswith=push.PREFIX).exists()
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_the_remote_benchmark_measures_a_thread_worker_while_its_games_wait(
+    worker_env: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Its worker (on a remote queue of its own, in threads) sees this test's database and
+    broker; its clients answer in this process."""
+    for name in ("DATABASE_URL", "ARENA_CELERY_BROKER_URL", "ARENA_VAR_DIR"):
+        if name in worker_env:
+            monkeypatch.setenv(name, worker_env[name])
+    assert remote.main(["--games", "2", "--think", "4", "--window", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "2 games waiting on their clients throughout" in out
+    assert re.search(r"the worker: [0-9.]+% of a core, \d+ MiB resident, \d+ threads", out)
+    if connection.vendor == "postgresql":
+        assert re.search(r"the database: \d+ commits/s, \d+ connections held", out)
+    assert not Bot.objects.filter(name__startswith=remote.PREFIX).exists()  # removed

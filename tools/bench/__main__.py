@@ -4,6 +4,8 @@
             page times (``pages``) and the rating recomputation (``ratings``)
   ladder    the arena's overhead per game at the ladder's time control with the built-in
             bots, games per minute, and the worker's processes and memory
+  remote    one remote worker's CPU, memory, threads and database load while many remote
+            bots think
   data      fill a scratch database with synthetic bots and matches, for ``arena pages`` and
             ``arena ratings``
   referee   the referee's own cost per action, and games per minute with and without the
@@ -30,6 +32,7 @@ BENCHMARKS: dict[str, tuple[str, bool]] = {
     "ladder": ("tools.bench.ladder", True),
     "data": ("tools.bench.data", True),
     "push": ("tools.bench.push", True),
+    "remote": ("tools.bench.remote", True),
     "referee": ("tools.bench.referee", False),
     "startup": ("tools.bench.startup", False),
     "sandbox": ("tools.bench.sandbox", False),

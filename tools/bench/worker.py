@@ -21,9 +21,21 @@ from tools import ToolError
 
 class Worker:
     def __init__(
-        self, queue: str, concurrency: int, log: Path | None = None, *, loglevel: str = "WARNING"
+        self,
+        queue: str,
+        concurrency: int,
+        log: Path | None = None,
+        *,
+        loglevel: str = "WARNING",
+        consume: str | None = None,
+        pool: str = "prefork",
     ) -> None:
+        """A worker whose task queue is ``queue`` (``ARENA_CELERY_QUEUE``), consuming
+        ``consume`` (``queue`` itself by default: its remote queue is ``{queue}.remote``) with
+        ``concurrency`` processes, or threads with ``pool="threads"``."""
         self.queue = queue
+        self.consume = consume or queue
+        self.pool = pool
         self.concurrency = concurrency
         self.log = log
         self.loglevel = loglevel
@@ -40,8 +52,9 @@ class Worker:
             os.environ, ARENA_CELERY_QUEUE=self.queue, DJANGO_SETTINGS_MODULE="arena.settings"
         )
         env["ARENA_BOT_STORE"] = str(settings.BOT_STORE_DIR)
-        argv = [sys.executable, "-m", "celery", "-A", "arena", "worker", "--queues", self.queue]
-        argv += ["--concurrency", str(self.concurrency), "--loglevel", self.loglevel]
+        argv = [sys.executable, "-m", "celery", "-A", "arena", "worker", "--queues", self.consume]
+        argv += ["--pool", self.pool, "--concurrency", str(self.concurrency)]
+        argv += ["--loglevel", self.loglevel]
         argv += ["--without-gossip", "--without-mingle", "--without-heartbeat"]
         if self.log is not None:
             self._out = self.log.open("wb")

@@ -245,6 +245,10 @@ def exercise(case: schemathesis.Case, arena: Arena, token: str | None) -> None:
             # Accepted (its first bytes look like an archive or a program): a pending version
             # whose bytes are in the store; the check is a worker's job.
             version = BotVersion.objects.get(pk=response.json()["id"])
+            if version.kind == BotVersion.Kind.REMOTE:  # registered, not uploaded: no file
+                assert version.bot.remote and version.status == BotVersion.Status.ACTIVE
+                transaction.set_rollback(True)
+                return
             with store.open(version.sha256) as f:
                 data = f.read()
             assert version.status == BotVersion.Status.PENDING and len(data) == version.size

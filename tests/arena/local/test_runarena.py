@@ -144,16 +144,26 @@ def test_runarena_declares_the_queues_before_it_starts_anything(
     broker = tmp_path / "broker.sqlite3"
     settings.CELERY_BROKER_URL = f"sqla+sqlite:///{broker}"
     settings.CELERY_TASK_DEFAULT_QUEUE, settings.PERIODIC_QUEUE = "arena-y", "arena-y.periodic"
+    settings.REMOTE_QUEUE = "arena-y.remote"
     settings.VAR_DIR = tmp_path / "var"
     settings.SANDBOX_STATE_DIR = tmp_path / "sandbox"
     settings.BUILTIN_BOTS = []
     seen: list[set[str]] = []
+    started: list[list[tuple[str, list[str]]]] = []
+
+    def run(self: Any, commands: list[tuple[str, list[str]]], addr: str) -> None:
+        seen.append(queues_in(broker))
+        started.append(commands)
+
     # Where the command starts its processes: look at the broker then, start nothing.
-    monkeypatch.setattr(
-        runarena.Command, "_run", lambda self, commands, addr: seen.append(queues_in(broker))
-    )
+    monkeypatch.setattr(runarena.Command, "_run", run)
     call_command("runarena", stdout=io.StringIO())
-    assert seen == [{"arena-y", "arena-y.periodic"}]
+    assert seen == [{"arena-y", "arena-y.periodic", "arena-y.remote"}]
+    # The games of remote bots have a worker of their own, in threads, on their queue only.
+    remote = dict(started[0])["remote"]
+    assert remote[remote.index("--queues") + 1] == "arena-y.remote"
+    assert remote[remote.index("--pool") + 1] == "threads"
+    assert remote[remote.index("--concurrency") + 1] == str(settings.REMOTE_CONCURRENCY)
 
 
 @pytest.mark.worker
@@ -227,6 +237,6 @@ def test_runarena_plays_games_and_stops_cleanly_on_ctrl_c(fresh_var: Path) -> No
         for line in text.splitlines()
         if line.startswith("started ") and "(pid " in line
     ]
-    assert len(pids) == 3
+    assert len(pids) == 4  # the worker, the remote games' worker, the scheduler, the site
     for pid in pids:
         assert not Path(f"/proc/{pid}").exists() or processes_in_group(pid) == []

@@ -1,8 +1,8 @@
 """Run the whole arena on one machine: ``python manage.py runarena``.
 
-Migrates the database, registers the built-in bots, then starts a Celery worker, the Celery
-beat scheduler (with its own worker for the periodic queue) and the web server as child
-processes, and watches them. Ctrl-C (or SIGTERM)
+Migrates the database, registers the built-in bots, then starts a Celery worker, a worker
+in threads for the games of remote bots, the Celery beat scheduler (with its own worker for
+the periodic queue) and the web server as child processes, and watches them. Ctrl-C (or SIGTERM)
 stops all three: each gets SIGTERM, and whatever is still running after a grace period is
 killed with its process group. A game cut short this way is played again later (the sweeper
 re-queues it once its heartbeat is stale).
@@ -68,7 +68,7 @@ class Command(BaseCommand):
         for v in bots.register_builtin_bots():
             self.stdout.write(f"registered built-in bot {v.label}; its check is queued")
         declare_queues(
-            [settings.PERIODIC_QUEUE, settings.CELERY_TASK_DEFAULT_QUEUE],
+            [settings.PERIODIC_QUEUE, settings.CELERY_TASK_DEFAULT_QUEUE, settings.REMOTE_QUEUE],
             str(settings.CELERY_BROKER_URL),
         )
         if str(settings.CELERY_BROKER_URL).startswith("sqla+"):
@@ -105,6 +105,7 @@ class Command(BaseCommand):
                     ],
                 )
             )
+            commands.append(("remote", remote_worker_argv(python)))
         if not options["no_beat"]:
             commands.append(
                 (
@@ -203,6 +204,32 @@ class Command(BaseCommand):
             except ProcessLookupError:
                 pass
             child.wait()
+
+
+def remote_worker_argv(python: str) -> list[str]:
+    """The worker of the games with a remote player (arena.games.remote): the remote queue
+    only, in ``REMOTE_CONCURRENCY`` threads, since such a game mostly waits for the network
+    (the sandboxed opponent still runs in the sandbox, launched from its thread)."""
+    return [
+        python,
+        "-m",
+        "celery",
+        "-A",
+        "arena",
+        "worker",
+        "--loglevel",
+        "INFO",
+        "--pool",
+        "threads",
+        "--concurrency",
+        str(settings.REMOTE_CONCURRENCY),
+        "--queues",
+        settings.REMOTE_QUEUE,
+        "--hostname",
+        "remote@%h",
+        "--without-gossip",
+        "--without-mingle",
+    ]
 
 
 def declare_queues(names: Iterable[str], url: str) -> None:
