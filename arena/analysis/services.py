@@ -70,10 +70,11 @@ class AnalysisError(Refused):
 def available(variant: str | None = None) -> QuerySet[BotVersion]:
     """The versions that answer on the board: the active version of the built-in
     ``ANALYSIS_BUILTIN_BOT`` and of every active bot whose owner opted in (that play
-    ``variant``), the built-in one first, then by name."""
+    ``variant``), the built-in one first, then by name. Never a remote bot's: it has no
+    program here for the sandbox to run."""
     builtin = Q(bot__name=settings.ANALYSIS_BUILTIN_BOT, bot__trusted=True)
     versions = BotVersion.objects.filter(
-        builtin | Q(bot__analysis=True),
+        builtin | Q(bot__analysis=True, bot__remote=False),
         status=BotVersion.Status.ACTIVE,
         bot__status=Bot.Status.ACTIVE,
     )

@@ -18,6 +18,8 @@ from django.utils import timezone
 import engine
 from arena.analysis import services as analysis
 from arena.analysis.models import Analysis
+from arena.bots.models import Bot
+from arena.bots.services import create_remote_bot
 from arena.core.throttles import Throttled
 from arena.jobs import claims
 from arena.referee.errors import InfrastructureError
@@ -166,6 +168,9 @@ def test_only_search_and_opted_in_bots_are_available(
 ) -> None:
     make_version(other_user, "private")
     opted_in(other_user, "shared", BOTS / "greedy")
+    # A remote bot has nothing the sandbox could run: it never answers here, opted in or not.
+    create_remote_bot(other_user, "faraway", variants=["yinsh"])
+    Bot.objects.filter(name="faraway").update(analysis=True)
     assert [v.bot.name for v in analysis.available("yinsh")] == ["search", "shared"]
 
 
