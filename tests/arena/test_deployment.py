@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -235,3 +236,32 @@ def test_loading_the_wsgi_application_imports_every_view() -> None:
         timeout=120,
     )
     assert out.stdout.strip() == "True", out.stderr
+
+
+def _default(value: str) -> int:
+    """A number in the compose file, or the default of the variable that stands for it
+    (``${NAME:-32}``)."""
+    match = re.fullmatch(r"\$\{\w+:-(\d+)\}|(\d+)", value)
+    assert match, value
+    return int(match[1] or match[2])
+
+
+def test_postgresql_takes_every_connection_the_services_hold_at_once(
+    compose: dict[str, Any],
+) -> None:
+    """Each thread of the web server and of the remote worker may hold a connection (a stream
+    or a waiting game for its whole life), each pool process of a match worker two (its own and
+    its sidecar's) and each main process one: PostgreSQL's limit must take them all at their
+    defaults, with room (20) for migrations and an operator's shell."""
+    services = compose["services"]
+    web = services["web"]["command"]
+    held = int(web[web.index("--workers") + 1]) * _threads(web)
+    for name in ("worker", "remote-worker", "beat"):
+        argv = command(services[name]).split()
+        threads = argv[argv.index("--concurrency") + 1]
+        pool = argv[argv.index("--pool") + 1] if "--pool" in argv else "prefork"
+        n = _default(threads)
+        held += 1 + (n if pool == "threads" else 2 * n)
+    postgres = command(services["postgres"]).split()
+    limit = next(a for a in postgres if a.startswith("max_connections="))
+    assert _default(limit.split("=", 1)[1]) >= held + 20, held
