@@ -86,3 +86,23 @@ def test_a_running_tournaments_page_follows_its_games_without_reloading(
     expect(page.locator("main")).not_to_have_attribute("data-events", re.compile("."))
     assert page.evaluate("window.__marker") == "still here"
     assert_fits_the_screen(page)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_watched_game_that_ends_becomes_a_replay_with_its_analysis_board(
+    page: Any, site: str, user: Any, other_user: Any, log_in: Any
+) -> None:
+    m, attempt = running_match((make_version(user, "ender"), make_version(other_user, "ended")))
+    play_some(m, attempt, 2)
+    log_in(user)
+    page.goto(f"{site}/matches/{m.pk}/")
+    widget = page.locator(".yinsh-replay")
+    expect(widget).to_have_attribute("data-live-state", "live")
+    page.evaluate("window.__marker = 'still here'")
+    assert games.finish(m.pk, attempt, fake_result())
+    # The page puts the finished game's part in place of the live one, in the same document,
+    # and the analysis board under its replay comes with it.
+    expect(page.get_by_role("button", name="Analyse")).to_be_visible()
+    expect(page.locator(".yinsh-replay")).to_have_attribute("data-replay-state", "ready")
+    assert page.evaluate("window.__marker") == "still here"
+    assert_fits_the_screen(page)
