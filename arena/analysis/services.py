@@ -74,7 +74,7 @@ def available(variant: str | None = None) -> QuerySet[BotVersion]:
     program here for the sandbox to run."""
     builtin = Q(bot__name=settings.ANALYSIS_BUILTIN_BOT, bot__trusted=True)
     versions = BotVersion.objects.filter(
-        builtin | Q(bot__analysis=True, bot__remote=False),
+        builtin | Q(bot__analysis=True, bot__kind=Bot.Kind.UPLOAD),
         status=BotVersion.Status.ACTIVE,
         bot__status=Bot.Status.ACTIVE,
     )

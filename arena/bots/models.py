@@ -58,6 +58,18 @@ class Bot(models.Model):
         ACTIVE = "active", "active"
         WITHDRAWN = "withdrawn", "withdrawn"
 
+    class Kind(models.TextChoices):
+        #: Uploaded: built and run in the arena's sandbox.
+        UPLOAD = "upload", "runs in the arena's sandbox"
+        #: Its program runs on its owner's machine; a client relays its lines over HTTP.
+        REMOTE = "remote", "runs on its owner's machine"
+        #: A person's seat at the board: each user who plays a bot in the browser has one,
+        #: named after them, which the site lists nowhere as a bot (arena.games.people).
+        PERSON = "person", "a person in the browser"
+
+    #: The kinds whose moves arrive over HTTP (arena.games.remote).
+    OVER_HTTP = (Kind.REMOTE, Kind.PERSON)
+
     name = models.SlugField(
         max_length=NAME_MAX_LENGTH,
         unique=True,
@@ -101,10 +113,19 @@ class Bot(models.Model):
         db_default=False,
         help_text="Let others ask this bot for moves on the analysis board (they see its info).",
     )
-    #: A bot that runs on its owner's machine and plays over HTTP (arena.games.remote): its
-    #: versions have no archive and no check, and it never joins the ladder (the sandbox's
-    #: limits cannot apply to it). Set when the bot is registered; it never changes.
-    remote = models.BooleanField(default=False, db_default=False)
+    #: Where its moves come from; set when the bot is registered, it never changes. A remote
+    #: bot's and a person's moves arrive over HTTP (arena.games.remote): their versions have no
+    #: archive and no check, and they never join the ladder (the sandbox's limits cannot apply).
+    kind = models.CharField(
+        max_length=8, choices=Kind.choices, default=Kind.UPLOAD, db_default=Kind.UPLOAD
+    )
+    #: Whether its owner lets logged-in visitors play it in the browser (arena.games.people):
+    #: their games are not rated. Built-in bots follow the same setting.
+    people = models.BooleanField(
+        default=False,
+        db_default=False,
+        help_text="Let logged-in visitors play this bot in their browser (unrated games).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -120,6 +141,16 @@ class Bot(models.Model):
 
     def get_absolute_url(self) -> str:
         return reverse("bot", args=[self.name])
+
+    @property
+    def remote(self) -> bool:
+        """Whether its moves arrive over HTTP (a remote bot or a person), not from the sandbox."""
+        return self.kind != Bot.Kind.UPLOAD
+
+    @property
+    def person(self) -> bool:
+        """Whether it is a person's seat (:attr:`Kind.PERSON`)."""
+        return self.kind == Bot.Kind.PERSON
 
     def accepts_rated_tournaments(self, organiser_id: int | None) -> bool:
         """Whether a rated tournament organised by the user ``organiser_id`` may include the

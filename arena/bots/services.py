@@ -338,7 +338,10 @@ def create_remote_bot(
         try:
             with transaction.atomic():
                 bot = Bot.objects.create(
-                    name=name, owner=owner, description=description.strip(), remote=True
+                    name=name,
+                    owner=owner,
+                    description=description.strip(),
+                    kind=Bot.Kind.REMOTE,
                 )
                 version = _new_remote_version(bot, stored)
         except IntegrityError:

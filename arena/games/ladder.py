@@ -75,7 +75,7 @@ def schedule_variant(
                 status=BotVersion.Status.ACTIVE,
                 bot__status=Bot.Status.ACTIVE,
                 # A remote bot runs outside the sandbox's limits: never on the ladder.
-                bot__remote=False,
+                bot__kind=Bot.Kind.UPLOAD,
             ).values_list("pk", "bot__owner_id", "bot_id")
         )
         owners = {pk: owner for pk, owner, _ in found}

@@ -158,7 +158,7 @@ class Match(ClaimedWork):
     def has_remote_player(self) -> bool:
         """Whether a side is a remote bot (:mod:`arena.games.remote`)."""
         return BotVersion.objects.filter(
-            pk__in=(self.white_id, self.black_id), bot__remote=True
+            pk__in=(self.white_id, self.black_id), bot__kind__in=Bot.OVER_HTTP
         ).exists()
 
     def queue(self) -> str | None:
