@@ -255,6 +255,9 @@ REMOTE_CONCURRENCY = env_int("ARENA_REMOTE_CONCURRENCY", 32)
 #: A remote bot's allowance per request, in milliseconds, for the network between its machine
 #: and the arena: the referee's move overhead for its side (not charged to its clock).
 REMOTE_LATENCY_MS = env_int("ARENA_REMOTE_LATENCY_MS", 1000)
+#: The time controls a person may choose to play a bot in the browser (arena.games.people),
+#: seconds + increment, comma-separated; the first is the form's default.
+PEOPLE_TIME_CONTROLS = env_list("ARENA_PEOPLE_TIME_CONTROLS", ["300+3", "180+2", "60+1", "600+5"])
 #: The longest a remote bot's client waits in one request for work (long polling), seconds.
 REMOTE_WAIT_S = env_int("ARENA_REMOTE_WAIT_SECONDS", 25)
 #: A task not acknowledged within this many seconds is delivered again (Redis); every task's
@@ -305,6 +308,7 @@ THROTTLE_RATES: dict[str, str] = {
     "tournament": env_str("ARENA_THROTTLE_TOURNAMENT", "10/hour"),
     "trial": env_str("ARENA_THROTTLE_TRIAL", "30/hour"),
     "analysis": env_str("ARENA_THROTTLE_ANALYSIS", "10/minute"),
+    "people": env_str("ARENA_THROTTLE_PEOPLE", "30/hour"),
     "api": env_str("ARENA_THROTTLE_API", "300/minute"),
     "anon": env_str("ARENA_THROTTLE_ANON", "120/minute"),
     # Per user: test notifications, and emails that ask to verify an address.

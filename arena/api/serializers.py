@@ -197,6 +197,7 @@ class BotSerializer(serializers.ModelSerializer):
             "rated_tournaments",
             "scheduled_events",
             "analysis",
+            "people",
             "created_at",
             "versions",
         )
@@ -334,6 +335,10 @@ class BotUpdateSerializer(serializers.ModelSerializer):
         help_text="Let others ask the bot for moves on the analysis board (they see the info it "
         "sends with its action, never its standard error).",
     )
+    people = StrictBooleanField(
+        required=False,
+        help_text="Let logged-in visitors play the bot in their browser (unrated games).",
+    )
 
     class Meta:
         model = Bot
@@ -343,6 +348,7 @@ class BotUpdateSerializer(serializers.ModelSerializer):
             "rated_tournaments",
             "scheduled_events",
             "analysis",
+            "people",
         )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
@@ -350,7 +356,7 @@ class BotUpdateSerializer(serializers.ModelSerializer):
         if not attrs:
             raise serializers.ValidationError(
                 "nothing to change: give description, rated_challenges, rated_tournaments, "
-                "scheduled_events or analysis"
+                "scheduled_events, analysis or people"
             )
         return attrs
 

@@ -92,6 +92,7 @@ class BotViewSet(
             Prefetch("versions", queryset=_versions().order_by("-number"))
         )
         if self.action == "list":
+            qs = qs.exclude(kind=Bot.Kind.PERSON)  # people's seats are not bots to list
             owner = s.BotFilterSerializer.parse(self.request).get("owner")
             if owner:
                 qs = qs.filter(owner__username=owner)
@@ -148,6 +149,7 @@ class BotViewSet(
             rated_tournaments=data.validated_data.get("rated_tournaments"),
             scheduled_events=data.validated_data.get("scheduled_events"),
             analysis=data.validated_data.get("analysis"),
+            people=data.validated_data.get("people"),
         )
         return Response(s.BotSerializer(bot, context=self.get_serializer_context()).data)
 

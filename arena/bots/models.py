@@ -120,7 +120,7 @@ class Bot(models.Model):
         max_length=8, choices=Kind.choices, default=Kind.UPLOAD, db_default=Kind.UPLOAD
     )
     #: Whether its owner lets logged-in visitors play it in the browser (arena.games.people):
-    #: their games are not rated. Built-in bots follow the same setting.
+    #: their games are not rated. Built-in bots are registered with it on.
     people = models.BooleanField(
         default=False,
         db_default=False,
@@ -140,6 +140,8 @@ class Bot(models.Model):
         return self.name
 
     def get_absolute_url(self) -> str:
+        if self.person:
+            return reverse("person", args=[self.owner.get_username()])
         return reverse("bot", args=[self.name])
 
     @property
@@ -309,10 +311,15 @@ class BotVersion(ClaimedWork):
 
     @property
     def label(self) -> str:
-        """How the version is named in records and tables: ``greedy v2``."""
+        """How the version is named in records and tables: ``greedy v2``; a person's seat by
+        its person's user name."""
+        if self.bot.person:
+            return self.bot.owner.get_username()
         return f"{self.bot.name} v{self.number}"
 
     def get_absolute_url(self) -> str:
+        if self.bot.person:
+            return self.bot.get_absolute_url()
         return reverse("bot", args=[self.bot.name]) + f"#v{self.number}"
 
     def time_limits(self) -> tuple[int, int]:

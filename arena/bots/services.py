@@ -230,12 +230,18 @@ def _reserve(user: User, size: int) -> None:
         check_quota(user, size)
 
 
+#: The names of people's seats (:func:`seat_of`), which no bot may take.
+SEAT_NAME_RE = re.compile(r"person-[0-9]+")
+
+
 def validate_name(name: str) -> str:
     """A bot name (:data:`~arena.bots.models.NAME_RULE`), not one of the built-in bots'."""
     if not NAME_RE.match(name or ""):
         raise UploadError(f"{name!r} cannot be a bot name: a name is {NAME_RULE}")
     if name in settings.BUILTIN_BOTS or name == settings.RATING_ANCHOR_BOT:
         raise UploadError(f"{name!r} is the name of a built-in bot")
+    if SEAT_NAME_RE.fullmatch(name):
+        raise UploadError(f"{name!r} cannot be a bot name: person-<number> names people's seats")
     return name
 
 
@@ -349,6 +355,24 @@ def create_remote_bot(
     return version
 
 
+def seat_of(user: User) -> BotVersion:
+    """The version that plays ``user``'s side when they play a bot in the browser
+    (:mod:`arena.games.people`): the active version of their seat, a bot of kind
+    :attr:`Bot.Kind.PERSON` named ``person-<user id>`` that plays every variant, made the first
+    time. The site lists it nowhere as a bot; its games show the user's name."""
+    name = f"person-{user.pk}"
+    with transaction.atomic():
+        bot, _ = Bot.objects.get_or_create(
+            name=name, defaults={"owner": user, "kind": Bot.Kind.PERSON}
+        )
+        if bot.owner_id != user.pk or bot.kind != Bot.Kind.PERSON:
+            raise UploadError(f"the name {name!r} is taken by another bot")
+        version = bot.versions.filter(status=V.ACTIVE).first()
+        if version is None:
+            version = _new_remote_version(bot, every_variant())
+    return version
+
+
 def add_remote_version(
     user: User | AnonymousUser, bot: Bot, *, variants: Iterable[str] | None = None
 ) -> BotVersion:
@@ -372,6 +396,7 @@ def add_remote_version(
 
 
 def _new_remote_version(bot: Bot, variants: str) -> BotVersion:
+    who = "a remote bot" if bot.kind == Bot.Kind.REMOTE else "a person"
     Bot.objects.select_for_update().filter(pk=bot.pk).first()
     last = bot.versions.aggregate(n=Max("number"))["n"] or 0
     version = BotVersion.objects.create(
@@ -385,7 +410,7 @@ def _new_remote_version(bot: Bot, variants: str) -> BotVersion:
         variants=variants,
         declared_name=bot.name,
         checked_at=timezone.now(),
-        report=["a remote bot: nothing to check"],
+        report=[f"{who}: nothing to check"],
     )
     retire_active(bot.pk, keep=version.pk)
     BotVersion.objects.filter(pk=version.pk).update(status=V.ACTIVE)
@@ -402,10 +427,11 @@ def update_bot(
     rated_tournaments: bool | None = None,
     scheduled_events: bool | None = None,
     analysis: bool | None = None,
+    people: bool | None = None,
 ) -> Bot:
     """Change a bot's description, and whether it accepts rated challenges and other
-    people's rated tournaments, enters scheduled tournaments and answers on the analysis board
-    when given (owner only); the name never changes."""
+    people's rated tournaments, enters scheduled tournaments, answers on the analysis board
+    and lets people play it when given (owner only); the name never changes."""
     _require_manager(user, bot)
     bot.description = description.strip()
     fields = ["description"]
@@ -421,6 +447,9 @@ def update_bot(
     if analysis is not None:
         bot.analysis = analysis
         fields.append("analysis")
+    if people is not None:
+        bot.people = people
+        fields.append("people")
     bot.save(update_fields=fields)
     return bot
 
@@ -595,9 +624,9 @@ def system_user() -> User:
 def register_builtin_bots(
     folder: Path | None = None, names: Iterable[str] | None = None
 ) -> list[BotVersion]:
-    """Register the built-in bots (trusted, owned by the system user) from ``bots/``: a new
-    version whenever a bot's files changed. They are checked like any upload. Returns the new
-    versions."""
+    """Register the built-in bots (trusted, owned by the system user, people may play them) from
+    ``bots/``: a new version whenever a bot's files changed. They are checked like any upload.
+    Returns the new versions."""
     folder = Path(folder or settings.BUILTIN_BOTS_DIR)
     owner = system_user()
     created = []
@@ -617,7 +646,7 @@ def register_builtin_bots(
                 except (tomllib.TOMLDecodeError, UnicodeDecodeError):
                     description = ""
                 bot = Bot.objects.create(
-                    name=name, owner=owner, trusted=True, description=description
+                    name=name, owner=owner, trusted=True, description=description, people=True
                 )
             elif bot.owner_id != owner.pk or not bot.trusted:
                 log.error("built-in bot %s: the name belongs to another user; skipped", name)
@@ -663,7 +692,7 @@ class OwnedBot:
 
 def bots_of(user: User) -> list[OwnedBot]:
     """The user's bots by name, each with its versions (two queries)."""
-    bots = list(Bot.objects.filter(owner=user).order_by("name"))
+    bots = list(Bot.objects.filter(owner=user).exclude(kind=Bot.Kind.PERSON).order_by("name"))
     by_bot: dict[int, list[BotVersion]] = {b.pk: [] for b in bots}
     for v in BotVersion.objects.filter(bot__in=bots).order_by("bot_id", "-number"):
         by_bot[v.bot_id].append(v)

@@ -107,7 +107,9 @@ def check_time_control(text: str) -> str:
 def playable_versions() -> QuerySet[BotVersion]:
     """The versions that may play tests and challenges: checked (active or retired), of bots
     not withdrawn (what :func:`check_version` asks of each, the variant aside)."""
-    return BotVersion.objects.filter(status__in=CHECKED, bot__status=Bot.Status.ACTIVE)
+    return BotVersion.objects.filter(status__in=CHECKED, bot__status=Bot.Status.ACTIVE).exclude(
+        bot__kind=Bot.Kind.PERSON
+    )
 
 
 def check_version(version: BotVersion, variant: str, role: str) -> None:
@@ -120,6 +122,10 @@ def check_version(version: BotVersion, variant: str, role: str) -> None:
         )
     if version.bot.status != Bot.Status.ACTIVE:
         raise DuelError(f"the {role}, {version.label}, belongs to a withdrawn bot")
+    if version.bot.person:
+        raise DuelError(
+            f"the {role}, {version.label}, is a person: people play bots from the bot's page"
+        )
     if not version.plays(variant):
         raise DuelError(
             f"the {role}, {version.label}, does not play {Variant(variant).label}: it plays "

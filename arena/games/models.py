@@ -50,6 +50,8 @@ class Match(ClaimedWork):
         TEST = "test", "test"
         #: A game of a challenge of one bot by another (arena.duels).
         CHALLENGE = "challenge", "challenge"
+        #: A person's game against a bot, played in the browser (arena.games.people).
+        PERSON = "person", "against a person"
 
     class Result(models.TextChoices):
         WHITE = "white", "1-0"

@@ -155,6 +155,9 @@ def create(
             raise TournamentError(
                 f"the gauntlet's seed, {seed.name}, is not one of its bots", field="seed"
             )
+    people = [b.name for b in unique if b.person]
+    if people:
+        raise TournamentError(f"not bots but people's seats: {', '.join(people)}")
     versions = {
         v.bot_id: v
         for v in BotVersion.objects.filter(

@@ -25,6 +25,7 @@ from arena.bots.models import (
     every_variant,
 )
 from arena.duels import services as duels
+from arena.games import people
 from arena.games.filters import TERMINATIONS
 from arena.games.models import Match
 from arena.notifications.models import CHOOSABLE
@@ -116,6 +117,28 @@ class RemoteBotForm(forms.Form):
             raise forms.ValidationError(str(e)) from None
 
 
+class PlayForm(forms.Form):
+    """A person's game against a bot (arena.games.people): the variants its active version
+    plays, the offered time controls, a colour."""
+
+    variant = forms.ChoiceField(choices=())
+    time_control = forms.ChoiceField(choices=(), label="Time")
+    colour = forms.ChoiceField(
+        choices=[("random", "random"), ("white", "white"), ("black", "black")],
+        label="Your colour",
+        initial="random",
+    )
+
+    def __init__(self, *args: Any, variants: list[str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        field = self.fields["variant"]
+        assert isinstance(field, forms.ChoiceField)
+        field.choices = [(v, Variant(v).label) for v in variants]
+        tc = self.fields["time_control"]
+        assert isinstance(tc, forms.ChoiceField)
+        tc.choices = people.time_controls()
+
+
 class VersionUploadForm(forms.Form):
     file = BotFileField()
 
@@ -129,6 +152,7 @@ class BotEditForm(forms.ModelForm):
             "rated_tournaments",
             "scheduled_events",
             "analysis",
+            "people",
         )
         widgets = {"description": forms.Textarea(attrs={"rows": 4})}
         labels = {
@@ -136,6 +160,7 @@ class BotEditForm(forms.ModelForm):
             "rated_tournaments": "Accept rated tournaments",
             "scheduled_events": "Enter scheduled tournaments",
             "analysis": "Answer on the analysis board",
+            "people": "Let people play it",
         }
         help_texts = {
             "rated_tournaments": "Let other people include this bot in rated tournaments (your "
@@ -146,6 +171,8 @@ class BotEditForm(forms.ModelForm):
             "analysis": "Others may ask this bot for moves on the analysis board: its active "
             "version answers, and they see the info it sends with its action (never its "
             "standard error).",
+            "people": "Logged-in visitors may play its active version in their browser, from "
+            "its page (unrated games, listed on its page under “Against people”).",
         }
 
 
@@ -271,6 +298,7 @@ class TournamentForm(ModeForm):
         active = BotVersion.objects.filter(bot=OuterRef("pk"), status=BotVersion.Status.ACTIVE)
         field.queryset = (
             Bot.objects.filter(status=Bot.Status.ACTIVE, versions__status=BotVersion.Status.ACTIVE)
+            .exclude(kind=Bot.Kind.PERSON)
             .select_related("owner")
             .annotate(active_variants=Subquery(active.values("variants")[:1]))
             .order_by("name")
@@ -506,4 +534,6 @@ class TrialForm(forms.Form):
         opponent.queryset = trials.opponents().select_related("bot__owner")
         bot = self.fields["bot"]
         assert isinstance(bot, forms.ModelChoiceField)
-        bot.queryset = Bot.objects.filter(owner=user, status=Bot.Status.ACTIVE).order_by("name")
+        bot.queryset = Bot.objects.filter(
+            owner=user, status=Bot.Status.ACTIVE, kind=Bot.Kind.UPLOAD
+        ).order_by("name")

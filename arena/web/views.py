@@ -30,7 +30,7 @@ import engine
 from arena.bots import services as bots
 from arena.bots.models import Bot, BotVersion, Variant, describe_variants
 from arena.core.throttles import Throttled
-from arena.games import downloads, filters, headtohead, live, privacy, reliability, seasons
+from arena.games import downloads, filters, headtohead, live, people, privacy, reliability, seasons
 from arena.games.models import Match, MatchRecord
 from arena.games.replay import replay_frames
 from arena.notifications import services as notifications
@@ -39,6 +39,7 @@ from arena.ratings import services as ratings
 from arena.tournaments import services as tournaments
 from arena.tournaments.models import Tournament
 from arena.web import events, forms, pages
+from arena.web import people as people_views
 from arena.web.refusals import OnForm
 
 LEADERBOARD_PAGE = 100
@@ -199,7 +200,8 @@ def bot_list(request: HttpRequest) -> HttpResponse:
     active = BotVersion.objects.filter(bot=OuterRef("pk"), status=BotVersion.Status.ACTIVE)
     newest = BotVersion.objects.filter(bot=OuterRef("pk")).order_by("-number")
     rows = (
-        Bot.objects.select_related("owner")
+        Bot.objects.exclude(kind=Bot.Kind.PERSON)
+        .select_related("owner")
         .annotate(
             active_variants=Subquery(active.values("variants")[:1]),
             newest_status=Subquery(newest.values("status")[:1]),
@@ -237,7 +239,16 @@ def bot_list(request: HttpRequest) -> HttpResponse:
 
 def bot_detail(request: HttpRequest, name: str) -> HttpResponse:
     bot = get_object_or_404(Bot.objects.select_related("owner"), name=name)
+    if bot.person:
+        return redirect(bot)  # a person's seat: their page
     context = pages.bot_page(bot, request.user).context()
+    if people.can_play(request.user, bot) and bot.active_version is not None:
+        assert isinstance(request.user, User)
+        context["play_form"] = people_views.play_form(bot)
+        context["playing"] = people.open_game(request.user)
+    context["against_people"] = people.games_against_people(bot).select_related(
+        "white__bot__owner", "black__bot__owner"
+    )[:10]
     if context["checking"]:
         # Its page follows the check of its new version (arena/static/arena/site.js).
         context["events_url"] = events.changes_url(request, "bot", bot.name)
@@ -295,6 +306,7 @@ def bot_edit(request: AuthenticatedHttpRequest, name: str) -> HttpResponse:
             rated_tournaments=form.cleaned_data["rated_tournaments"],
             scheduled_events=form.cleaned_data["scheduled_events"],
             analysis=form.cleaned_data["analysis"],
+            people=form.cleaned_data["people"],
         )
         return redirect(bot)
     return render(request, "web/bot_edit.html", {"form": form, "bot": bot})

@@ -28,6 +28,7 @@ from arena.duels.services import DuelError
 from arena.games.filters import FilterError
 from arena.games.headtohead import HeadToHeadError
 from arena.games.reliability import ResumeError
+from arena.games.people import PeopleError
 from arena.games.remote import NotWaiting, RemoteError, UnknownGame
 from arena.games.seasons import SeasonError
 from arena.notifications.verification import VerificationError
@@ -53,6 +54,7 @@ STATUS: dict[type[Refused], int] = {
     TrialError: 400,
     AnalysisError: 400,
     RemoteError: 400,
+    PeopleError: 400,
     UnknownGame: 404,
     NotWaiting: 409,
     NoOpponent: 503,
