@@ -211,13 +211,14 @@ def finish(match_id: int, attempt: int, result: GameResult, *, match: Match | No
             log.info("match %s: claim %s lost, result discarded", match_id, attempt)
             return False
         _store_record(match_id, result)
-        m = match or Match.objects.only("variant", "white", "black", "rated", "tournament").get(
-            pk=match_id
-        )
+        m = match or Match.objects.only(
+            "variant", "white", "black", "rated", "tournament", "kind"
+        ).get(pk=match_id)
         if not result.aborted and m.rated:
             ratings.count_result(m.variant, m.white_id, m.black_id, result.outcome.result.value)
         closed(match_id)
-        if not result.aborted:
+        # A person's closed page is no bot's failure: games against people are not watched.
+        if not result.aborted and m.kind != Match.Kind.PERSON:
             _watch_failures(m.variant, m.white_id, m.black_id, result.fault or "")
     return True
 

@@ -137,7 +137,8 @@ class ArenaCollector(Collector):
         )
 
     def checks(self) -> Iterator[Metric]:
-        versions = BotVersion.objects.order_by()
+        # A remote bot's or a person's version has nothing to check.
+        versions = BotVersion.objects.exclude(kind=BotVersion.Kind.REMOTE).order_by()
         yield CounterMetricFamily(
             "arena_checks_started",
             "Checks of bot versions a worker started (a version checked again counts once).",

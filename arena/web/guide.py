@@ -135,6 +135,13 @@ TOPICS: tuple[Topic, ...] = (
         (Part("docs/duels.md"),),
     ),
     Topic(
+        "play",
+        "Playing a bot",
+        "Play a bot yourself in the browser: choosing the game, moving on the board, and where "
+        "the games are listed.",
+        (Part("docs/people.md"),),
+    ),
+    Topic(
         "tournaments",
         "Tournaments",
         "The formats: round robins, Swiss, gauntlet and knockout; who meets whom, colours, "

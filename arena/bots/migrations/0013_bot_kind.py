@@ -1,12 +1,14 @@
+from typing import Any
+
 from django.db import migrations, models
 
 
-def kinds_from_remote(apps, schema_editor):  # type: ignore[no-untyped-def]
+def kinds_from_remote(apps: Any, schema_editor: Any) -> None:
     Bot = apps.get_model("bots", "Bot")
     Bot.objects.filter(remote=True).update(kind="remote")
 
 
-def remote_from_kinds(apps, schema_editor):  # type: ignore[no-untyped-def]
+def remote_from_kinds(apps: Any, schema_editor: Any) -> None:
     Bot = apps.get_model("bots", "Bot")
     Bot.objects.exclude(kind="upload").update(remote=True)
 

@@ -27,8 +27,8 @@ from arena.core.throttles import Rate, Throttled
 from arena.duels.services import DuelError
 from arena.games.filters import FilterError
 from arena.games.headtohead import HeadToHeadError
-from arena.games.reliability import ResumeError
 from arena.games.people import PeopleError
+from arena.games.reliability import ResumeError
 from arena.games.remote import NotWaiting, RemoteError, UnknownGame
 from arena.games.seasons import SeasonError
 from arena.notifications.verification import VerificationError

@@ -225,3 +225,23 @@ def test_built_in_bots_let_people_play_them(system_user: Any) -> None:
     made = bots.register_builtin_bots(names=["random"])
     assert made and made[0].bot.people
     assert isinstance(made[0], BotVersion)
+
+
+@pytest.mark.django_db
+def test_a_person_who_loses_on_time_again_and_again_flags_nothing(
+    user: Any, other_user: Any, settings: Any
+) -> None:
+    from arena.games import services as games
+    from arena.games.models import FailureAlert
+    from arena.jobs import claims
+    from tests.arena.games.test_matches import fake_result
+
+    settings.FAILING_MIN_GAMES = 2
+    bot = playable(other_user)
+    for _ in range(3):
+        m = start(user, bot, colour="black", variant="yinsh")
+        attempt = claims.claim(Match, m.pk)
+        assert attempt is not None
+        assert games.finish(m.pk, attempt, fake_result("yinsh", "white"))  # black's fault
+    assert Match.objects.filter(status=Match.Status.FINISHED, fault="black").count() == 3
+    assert not FailureAlert.objects.exists()
