@@ -81,19 +81,8 @@ def check_version(version_id: int, worker_name: str = "", sidecar: Sidecar = INL
     if attempt is None:
         return "not pending"
     version = BotVersion.objects.select_related("bot").get(pk=version_id)
-
-    def give_back(reason: str) -> None:
-        claims.release(BotVersion, version_id, attempt, reason)
-
-    with (
-        policy.claimed(give_back, f"check of version {version_id}"),
-        sidecar.attach(
-            f"check of version {version_id}",
-            lambda: claims.beat(BotVersion, version_id, attempt),
-            settings.MATCH_HEARTBEAT_S,
-        ) as tended,
-        runner.bots_in_use(),
-    ):
+    what = f"check of version {version_id}"
+    with runner.working_on(BotVersion, version_id, attempt, what, sidecar) as tended:
         outcome = _run(version, attempt, tended.cancel)
         if outcome is None:
             return "lost its claim"

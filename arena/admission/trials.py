@@ -205,19 +205,7 @@ def run(trial_id: int, worker_name: str = "", sidecar: Sidecar = INLINE) -> str:
     if attempt is None:
         return "not queued"
     trial = Trial.objects.select_related("opponent__bot").get(pk=trial_id)
-
-    def give_back(reason: str) -> None:
-        claims.release(Trial, trial_id, attempt, reason)
-
-    with (
-        policy.claimed(give_back, f"trial {trial_id}"),
-        sidecar.attach(
-            f"trial {trial_id}",
-            lambda: claims.beat(Trial, trial_id, attempt),
-            settings.MATCH_HEARTBEAT_S,
-        ) as tended,
-        runner.bots_in_use(),
-    ):
+    with runner.working_on(Trial, trial_id, attempt, f"trial {trial_id}", sidecar) as tended:
         fields = _play(trial, tended.cancel)
         if fields is None:
             return "lost its claim"

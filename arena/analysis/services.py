@@ -215,19 +215,7 @@ def run(analysis_id: int, worker_name: str = "", sidecar: Sidecar = INLINE) -> s
     if attempt is None:
         return "not queued"
     analysis = Analysis.objects.select_related("version__bot").get(pk=analysis_id)
-
-    def give_back(reason: str) -> None:
-        claims.release(Analysis, analysis_id, attempt, reason)
-
-    with (
-        policy.claimed(give_back, f"analysis {analysis_id}"),
-        sidecar.attach(
-            f"analysis {analysis_id}",
-            lambda: claims.beat(Analysis, analysis_id, attempt),
-            settings.MATCH_HEARTBEAT_S,
-        ),
-        runner.bots_in_use(),
-    ):
+    with runner.working_on(Analysis, analysis_id, attempt, f"analysis {analysis_id}", sidecar):
         fields = _answer(analysis)
         fields["finished_at"] = timezone.now()
         if policy.retrying(lambda: claims.held(Analysis, analysis_id, attempt).update(**fields)):

@@ -18,18 +18,22 @@ import functools
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from django.conf import settings
 
 from arena.bots import store
 from arena.bots.models import BotVersion
 from arena.bots.unpack import Limits, cache_key, ensure_unpacked
+from arena.jobs import claims, policy
 from arena.jobs.limits import MOVE_OVERHEAD_MS
+from arena.jobs.models import ClaimedWork
 from arena.jobs.policy import InfrastructureError
+from arena.jobs.sidecar import Sidecar, Tended
 from arena.referee import GameConfig, Referee, TimeControl, cachedir, sandbox_settings
 from arena.referee.bots import BotSpec
 from arena.referee.build import Builder, BuildFailed, BuildLimits, Built
@@ -78,6 +82,40 @@ def build(spec: BotSpec) -> Built:
     if spec.needs_build:
         _use(Path(settings.BOT_BUILD_DIR), spec.digest)
     return builder().build(spec)
+
+
+# ----------------------------------------------------------------------------- claimed work
+
+
+@contextlib.contextmanager
+def working_on(
+    model: type[ClaimedWork],
+    pk: int,
+    attempt: int,
+    what: str,
+    sidecar: Sidecar,
+    *,
+    publish: Callable[[list[Any]], object] | None = None,
+    released: str = "",
+) -> Iterator[Tended]:
+    """Do the work of one claim (a game, a check, a trial, an analysis) in this worker: the
+    sidecar beats the claim (and ``publish``es what the work notes) every
+    ``MATCH_HEARTBEAT_S``; the bots loaded stay in the caches (:func:`bots_in_use`); if the
+    machine fails, the claim is given back with ``released`` before the reason
+    (:func:`arena.jobs.policy.claimed`). Yields the sidecar's handle (its ``cancel``, its
+    ``note``)."""
+
+    def give_back(reason: str) -> None:
+        claims.release(model, pk, attempt, released + reason)
+
+    with (
+        policy.claimed(give_back, what),
+        sidecar.attach(
+            what, lambda: claims.beat(model, pk, attempt), settings.MATCH_HEARTBEAT_S, publish
+        ) as tended,
+        bots_in_use(),
+    ):
+        yield tended
 
 
 # ----------------------------------------------------------------------------- the caches

@@ -101,19 +101,15 @@ def play(match_id: int, worker_name: str = "", sidecar: Sidecar = INLINE) -> str
     if match is None or attempt is None:
         return "not queued"
 
-    def give_back(reason: str) -> None:
-        claims.release(Match, match_id, attempt, f"infrastructure failure: {reason}")
-
-    with (
-        policy.claimed(give_back, f"match {match_id}"),
-        runner.bots_in_use(),
-        sidecar.attach(
-            f"match {match_id}",
-            lambda: claims.beat(Match, match_id, attempt),
-            settings.MATCH_HEARTBEAT_S,
-            live.Moves(match_id, attempt),
-        ) as tended,
-    ):
+    with runner.working_on(
+        Match,
+        match_id,
+        attempt,
+        f"match {match_id}",
+        sidecar,
+        publish=live.Moves(match_id, attempt),
+        released="infrastructure failure: ",
+    ) as tended:
         try:
             config = runner.game_config(
                 variant=match.variant,

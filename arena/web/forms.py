@@ -175,6 +175,12 @@ class BotEditForm(forms.ModelForm):
             "its page (unrated games, listed on its page under “Against people”).",
         }
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance.remote:
+            # Its program is not on the arena: the analysis board cannot ask it.
+            del self.fields["analysis"]
+
 
 class BotChoiceField(forms.ModelMultipleChoiceField):
     """The bots of a tournament, each labelled with its owner, what it plays, and whether a

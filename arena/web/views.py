@@ -305,7 +305,7 @@ def bot_edit(request: AuthenticatedHttpRequest, name: str) -> HttpResponse:
             rated_challenges=form.cleaned_data["rated_challenges"],
             rated_tournaments=form.cleaned_data["rated_tournaments"],
             scheduled_events=form.cleaned_data["scheduled_events"],
-            analysis=form.cleaned_data["analysis"],
+            analysis=form.cleaned_data.get("analysis"),
             people=form.cleaned_data["people"],
         )
         return redirect(bot)

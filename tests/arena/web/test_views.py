@@ -501,6 +501,20 @@ def test_the_owner_lets_the_bot_answer_on_the_analysis_board_on_the_edit_page(us
 
 
 @pytest.mark.django_db
+def test_a_remote_bots_edit_page_offers_no_analysis_board(user: Any) -> None:
+    from arena.bots import services as bot_services
+
+    bot_services.create_remote_bot(user, "far")
+    c = logged_in(user)
+    page = c.get("/bots/far/edit/").content.decode()
+    assert "Answer on the analysis board" not in page and "Let people play it" in page
+    r = c.post("/bots/far/edit/", {"description": "hi", "analysis": "on", "people": "on"})
+    assert r.status_code == 302
+    far = Bot.objects.get(name="far")
+    assert not far.analysis and far.people and far.description == "hi"
+
+
+@pytest.mark.django_db
 def test_the_match_page_counts_its_actions_in_words(user: Any, anchor: Any) -> None:
     from arena.jobs import claims
     from tests.arena.games.test_matches import fake_result
