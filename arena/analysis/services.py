@@ -250,5 +250,5 @@ def _answer(analysis: Analysis) -> dict[str, object]:
         "action": answer.action[:80],
         "info": strip_json_paths(answer.info, roots) if answer.info is not None else None,
         "think_ms": answer.ms,
-        "reason": "a forced pass: the only legal action" if answer.forced else "",
+        "reason": answer.reason,
     }

@@ -8,7 +8,8 @@ the side not to move is a stand-in that answers ``hello`` and is never asked, an
 stopped once the bot has answered. So an analysis fails exactly as a game would: a bot that
 does not start, runs out of time, crashes, writes nonsense or answers an illegal action gets
 the referee's termination and reason; only the machine's failure raises
-(:class:`~arena.referee.errors.InfrastructureError`, from :meth:`Referee.launch`).
+(:class:`~arena.referee.errors.InfrastructureError`, from :meth:`Referee.launch`). A bot that
+resigns in the position answers ``resign``, as it would in a game.
 
 :func:`position` checks a history before any bot is started (a ``ValueError`` names the
 first action that cannot be played, or says that the game is over).
@@ -41,13 +42,15 @@ class Answer:
     """What a bot answered in a position.
 
     Attributes:
-        action: its action in the official notation, empty when it failed.
+        action: its action in the official notation, ``resign`` when it resigned (see
+            :attr:`resigned`), empty when it failed.
         info: the ``info`` it sent with the action (None when it sent none or too much).
         ms: how long it took to answer, in milliseconds (None for a forced pass).
         termination: the referee's termination when it failed (``time``, ``crash``,
             ``illegal-move``, ``protocol-error``, ``no-start``, ``sandbox-violation``),
             else empty.
-        reason: why it failed, in public words (never its standard error), else empty.
+        reason: why it failed, in public words (never its standard error); what a
+            resignation or a forced pass means; else empty.
         forced: the position allowed only a pass, so the bot was not asked.
     """
 
@@ -61,6 +64,11 @@ class Answer:
     @property
     def ok(self) -> bool:
         return bool(self.action)
+
+    @property
+    def resigned(self) -> bool:
+        """It resigned in this position rather than play."""
+        return self.action == "resign"
 
     @property
     def info_text(self) -> str:
@@ -112,7 +120,7 @@ def analyse(
     state = position(variant, history)
     legal = state.legal_actions()
     if len(legal) == 1 and legal[0].kind is engine.Kind.PASS:
-        return Answer(action="pass", forced=True)
+        return Answer(action="pass", forced=True, reason="a forced pass: the only legal action")
     colour = state.turn
     config = GameConfig(
         state.variant.name, spec, spec, time, seed=seed, opening=tuple(str(a) for a in history)
@@ -144,7 +152,13 @@ def analyse(
     if not isinstance(played, dict) or played.get("color") != colour.label:
         # The game loop asks the side to move first; nothing else can end it without a fault.
         raise AssertionError(f"the analysis ended without an answer: {result.reason}")
-    return Answer(action=str(played["action"]), info=played.get("info"), ms=played.get("ms"))
+    resigned = result.outcome.termination is engine.Termination.RESIGNATION
+    return Answer(
+        action=str(played["action"]),
+        info=played.get("info"),
+        ms=played.get("ms"),
+        reason="resigns in this position" if resigned else "",
+    )
 
 
 class _Silent:

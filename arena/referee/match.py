@@ -44,7 +44,7 @@ from arena.referee.errors import InfrastructureError
 from arena.referee.game import GameConfig, GameResult, Played
 from arena.referee.library import sandbox_settings
 from arena.referee.outcomes import Failure
-from arena.referee.protocol import ActionReply, ProtocolError, Ready, RequestEncoder
+from arena.referee.protocol import ActionReply, ProtocolError, Ready, RequestEncoder, Resign
 from arena.referee.reasons import (
     STDERR_MARK,
     stderr_summary,
@@ -144,6 +144,14 @@ class _Failed(Exception):
 
 class _Aborted(Exception):
     pass
+
+
+class _Resigned(Exception):
+    """A bot resigned: its opponent wins, by the rules' ``resignation`` (no one's fault)."""
+
+    def __init__(self, reason: str, color: engine.Color):
+        super().__init__(reason)
+        self.color = color
 
 
 @dataclass
@@ -415,6 +423,9 @@ class _Game:
         except _BothFailed as f:
             outcome = engine.Outcome(engine.Result.DRAW, f.termination)
             reason, public = f.reason, f.public
+        except _Resigned as r:
+            outcome = engine.Outcome(engine.Result(r.color.other.label), T.RESIGNATION)
+            reason = public = str(r)
         except (_Aborted, Cancelled):
             outcome = engine.Outcome(engine.Result.DRAW, Failure.ABORTED)
             reason = public = "the game was aborted by the referee (the result does not count)"
@@ -548,13 +559,13 @@ class _Game:
                 raise self._classify(me, Timeout("late"), starting=False, start=start)
             if charged > 0:
                 me.clock_ms -= charged
-            assert isinstance(reply, ActionReply)
-            action = tokens.get(reply.action)
-            if action is None:
-                action = self._lenient(reply.action, tokens, me)
-            state.push(action)
-            token = str(action)
-            self.encoder.append(token)
+            if isinstance(reply, Resign):
+                token = "resign"
+            else:
+                action = tokens.get(reply.action) or self._lenient(reply.action, tokens, me)
+                state.push(action)
+                token = str(action)
+                self.encoder.append(token)
             entry: dict[str, Any] = {
                 "color": me.label,
                 "action": token,
@@ -565,6 +576,9 @@ class _Game:
                 self._keep_info(me, entry, reply.info)
             self._keep_stderr(me, t, entry)
             moves.append(entry)
+            if isinstance(reply, Resign):
+                ply = len(state.history) + 1
+                raise _Resigned(f"{me.label} resigned at ply {ply}", color)
             if on_action is not None:
                 on_action(state, action, elapsed_ms)
             if state.turn is not color or state.is_over():

@@ -9,6 +9,8 @@ the reason recorded when the bot loses::
     b'{"type":"ready","name":"random","version":"1.0"}\\n'
     >>> decode_bot_message(b'{"type": "action", "action": "e5"}\\n', expect=ActionReply)
     ActionReply(action='e5', info=None)
+    >>> decode_bot_message(b'{"type": "resign"}', expect=ActionReply)
+    Resign(info=None)
     >>> decode_bot_message(b'{"type": "action"}', expect=ActionReply)
     Traceback (most recent call last):
     ...
@@ -36,6 +38,7 @@ __all__ = [
     "Ready",
     "Request",
     "RequestEncoder",
+    "Resign",
     "decode_bot_message",
     "decode_referee_message",
     "encode",
@@ -93,6 +96,14 @@ class ActionReply:
 
 
 @dataclass(frozen=True)
+class Resign:
+    """Bot -> referee, the other answer to ``request``: the bot gives up, its opponent wins.
+    ``info`` is free-form, as with an action."""
+
+    info: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
 class End:
     """Referee -> bot, last: the result (``white``, ``black`` or ``draw``) and why."""
 
@@ -100,7 +111,7 @@ class End:
     reason: str
 
 
-Message = Hello | Ready | Request | ActionReply | End
+Message = Hello | Ready | Request | ActionReply | Resign | End
 
 
 def _dumps(value: Any) -> str:
@@ -130,6 +141,10 @@ def encode(message: Message) -> bytes:
         }
     elif isinstance(message, ActionReply):
         data = {"type": "action", "action": message.action}
+        if message.info is not None:
+            data["info"] = message.info
+    elif isinstance(message, Resign):
+        data = {"type": "resign"}
         if message.info is not None:
             data["info"] = message.info
     elif isinstance(message, End):
@@ -261,33 +276,35 @@ def _name(data: dict[str, Any], field: str, *, required: bool) -> str:
     return value
 
 
-_BOT_TYPES = {"ready": Ready, "action": ActionReply}
+_BOT_TYPES = {"ready": Ready, "action": ActionReply, "resign": Resign}
 _BOT_NAMES = {Ready: "ready", ActionReply: "action"}
 
 
 def decode_bot_message(
     line: bytes | str, *, expect: type[Ready] | type[ActionReply]
-) -> Ready | ActionReply:
+) -> Ready | ActionReply | Resign:
     """Read a bot's line, which must be a message of type ``expect``. Raises ProtocolError.
 
-    Unknown extra fields are ignored (later protocol versions may add some).
+    A :class:`Resign` answers a request as an :class:`ActionReply` does: it is accepted where
+    an action is expected. Unknown extra fields are ignored (later protocol versions may add
+    some).
     """
     data = _load(line)
     kind = data["type"]
     wanted = _BOT_NAMES[expect]
-    if kind != wanted:
+    if kind != wanted and not (kind == "resign" and expect is ActionReply):
         if kind in _BOT_TYPES or kind in ("hello", "request", "end"):
             raise ProtocolError(f"expected {_a(wanted)} message, got {_a(kind)} message")
         raise ProtocolError(f"unknown message type {kind!r} (expected {wanted!r})")
     if expect is Ready:
         return Ready(_name(data, "name", required=True), _name(data, "version", required=False))
-    action = _field(data, "action", "action", str)
+    action = _field(data, "action", "action", str) if kind == "action" else None
     info = data.get("info")
     if info is not None and not isinstance(info, dict):
         raise ProtocolError(
-            f'"info" of the action message must be an object, not {_json_kind(info)}'
+            f'"info" of the {kind} message must be an object, not {_json_kind(info)}'
         )
-    return ActionReply(action, info)
+    return Resign(info) if action is None else ActionReply(action, info)
 
 
 def decode_referee_message(line: bytes | str) -> Hello | Request | End:

@@ -432,6 +432,98 @@ def test_an_answer_after_the_deadline_loses_even_if_it_comes():
     assert result.outcome.termination is F.TIME
 
 
+# --------------------------------------------------------------------------- resignation
+
+RESIGN = {"type": "resign"}
+
+
+def test_a_bot_that_resigns_loses_by_resignation_and_no_one_is_at_fault():
+    game = Game(white=after(2, Think(300, {"type": "resign", "info": {"eval": -9}})))
+    result = game.play(config(time="10+0"))
+    assert result.outcome == engine.Outcome(engine.Result.BLACK, engine.Termination.RESIGNATION)
+    assert result.fault is None
+    assert result.reason == result.public_reason == "white resigned at ply 5"
+    assert len(result.record.actions) == 4
+    t = result.transcript
+    assert (t["result"], t["termination"], t["fault"]) == ("black", "resignation", None)
+    # The answer is kept as an action would be: its time, the clock after it, its info.
+    assert t["moves"][-1] == {
+        "color": "white",
+        "action": "resign",
+        "ms": 300.0,
+        "clock_ms": 10000 - 250,
+        "info": {"eval": -9},
+    }
+    assert t["players"]["white"]["clock_ms"] == 9750
+
+
+def test_both_bots_are_told_the_end_of_a_resigned_game_and_exit_in_peace():
+    game = Game(black=after(3, RESIGN))
+    result = game.play()
+    assert result.reason == "black resigned at ply 8"
+    for bot in (game.white, game.black):
+        assert bot.received[-1] == protocol.End("white", "black resigned at ply 8")
+        assert bot.input_closed and not bot.killed
+    for colour in ("white", "black"):
+        player = result.transcript["players"][colour]
+        assert player["sent_end"] and player["exit"] == "exit code 0"
+        assert "killed" not in player
+
+
+def test_the_record_of_a_resigned_game_reads_back_with_its_outcome():
+    result = Game(white=after(6, RESIGN)).play()
+    for long in (True, False):
+        parsed = engine.Record.parse(result.record_text(long=long))
+        assert parsed == result.record
+        assert parsed.outcome == engine.Outcome(engine.Result.BLACK, engine.Termination.RESIGNATION)
+    text = result.record_text()
+    assert '[Result "0-1"]' in text and '[Termination "resignation"]' in text
+
+
+def test_a_bot_may_resign_in_the_middle_of_its_turn():
+    opening = tuple(OWN_ROW_OPENING)
+    state = engine.State("yinsh")
+    for token in opening:
+        state.play(token)
+    mover = state.turn
+
+    def brain(message):
+        if isinstance(message, protocol.Request) and len(message.history) == len(opening):
+            return {"type": "action", "action": OWN_ROW_MOVE}
+        if isinstance(message, protocol.Request):
+            return RESIGN  # asked to take its row off: it gives up instead
+        return first_legal(message)
+
+    result = Game(white=brain, black=brain).play(config(opening=opening))
+    assert result.outcome == engine.Outcome(
+        engine.Result(mover.other.label), engine.Termination.RESIGNATION
+    )
+    assert result.reason == f"{mover.label} resigned at ply {len(opening) + 2}"
+    # The record ends in the middle of a turn, and still reads back.
+    assert engine.Record.parse(result.record_text()) == result.record
+    assert engine.Record.parse(result.record_text(long=False)) == result.record
+
+
+def test_a_resignation_that_comes_after_the_clock_ran_out_loses_on_time():
+    game = Game(white=after(2, Think(20_000, RESIGN)))
+    result = game.play(config(time="10+0"))
+    assert result.outcome == engine.Outcome(engine.Result.BLACK, F.TIME)
+    assert result.fault == "white"
+
+
+def test_a_resignation_is_not_an_answer_to_hello():
+    result = Game(white=lambda m: RESIGN if isinstance(m, protocol.Hello) else None).play()
+    assert result.outcome == engine.Outcome(engine.Result.BLACK, F.PROTOCOL)
+    assert "expected a ready message, got a resign message" in result.reason
+
+
+def test_a_resignation_is_not_told_to_a_watcher_as_an_action():
+    seen = []
+    result = Game(black=after(1, RESIGN)).play(on_played=seen.append)
+    assert [p.action for p in seen] == [str(a) for a in result.record.actions]
+    assert seen[-1].turn == "black"
+
+
 # --------------------------------------------------------------------------- failures
 
 
@@ -492,7 +584,8 @@ def test_a_bad_ready_is_a_protocol_error():
             F.PROTOCOL,
             "expected an action message, got a ready",
         ),
-        ({"type": "resign"}, F.PROTOCOL, "unknown message type 'resign'"),
+        ({"type": "resign", "info": []}, F.PROTOCOL, '"info" of the resign message must be'),
+        ({"type": "draw"}, F.PROTOCOL, "unknown message type 'draw'"),
         ({"type": "action"}, F.PROTOCOL, 'lacks "action"'),
         (
             {"type": "action", "action": 12},
@@ -614,7 +707,7 @@ def test_the_end_message_never_quotes_a_bots_stderr_to_either_bot():
     [
         (Exit(3, b"boom\n"), "black exited at ply 8"),
         (Exit(-11), "black exited at ply 8"),
-        ({"type": "resign"}, "black broke the protocol at ply 8"),
+        ({"type": "surrender"}, "black broke the protocol at ply 8"),
         (b"not json at all", "black broke the protocol at ply 8"),
         (
             Violation("memory", "memory limit of 512 MiB exceeded"),
@@ -628,5 +721,5 @@ def test_the_public_reason_says_what_happened_without_the_bots_details(reply, pu
     result = Game(black=after(3, reply)).play()
     assert result.public_reason == (public if public is not None else result.reason)
     assert result.public_reason.startswith("black ")
-    for detail in ("exit code", "signal", "memory", "resign", "JSON", "boom"):
+    for detail in ("exit code", "signal", "memory", "surrender", "JSON", "boom"):
         assert detail not in result.public_reason

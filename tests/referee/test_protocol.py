@@ -14,6 +14,7 @@ from arena.referee.protocol import (
     Ready,
     Request,
     RequestEncoder,
+    Resign,
     decode_bot_message,
     decode_referee_message,
     encode,
@@ -56,6 +57,32 @@ def test_referee_messages_read_back_as_written(message):
 )
 def test_bot_messages_read_back_as_written(message, kind):
     assert decode_bot_message(encode(message), expect=kind) == message
+
+
+@pytest.mark.parametrize("message", [Resign(), Resign({"eval": -12.5, "why": "lost"})])
+def test_a_resignation_answers_a_request(message):
+    line = encode(message)
+    assert json.loads(line) == {
+        "type": "resign",
+        **({"info": message.info} if message.info else {}),
+    }
+    assert decode_bot_message(line, expect=ActionReply) == message
+    assert decode_bot_message(b'{"type": "resign", "later": 1}', expect=ActionReply) == Resign()
+
+
+@pytest.mark.parametrize(
+    ("line", "expect", "fragment"),
+    [
+        (b'{"type": "resign"}', Ready, "expected a ready message, got a resign message"),
+        (b'{"type": "resign", "info": 3}', ActionReply, '"info" of the resign message must be'),
+        (b'{"type": "resign", "info": "x"}', ActionReply, "must be an object, not a string"),
+        (b'{"type": "Resign"}', ActionReply, "unknown message type 'Resign'"),
+    ],
+)
+def test_malformed_resignations_are_protocol_errors(line, expect, fragment):
+    with pytest.raises(ProtocolError) as e:
+        decode_bot_message(line, expect=expect)
+    assert fragment in str(e.value)
 
 
 def test_unknown_extra_fields_are_ignored():
@@ -152,7 +179,10 @@ _JSON = st.recursive(
 def _message_like():
     """JSON objects that look like bot messages: right and wrong types, fields and values."""
     return st.fixed_dictionaries(
-        {"type": st.sampled_from(["ready", "action", "hello", "end", "", "READY"]) | _JSON},
+        {
+            "type": st.sampled_from(["ready", "action", "resign", "hello", "end", "", "READY"])
+            | _JSON
+        },
         optional={
             "name": _JSON | st.text(max_size=120),
             "version": _JSON,
@@ -170,7 +200,7 @@ def test_any_bytes_from_a_bot_are_a_message_or_a_protocol_error(line):
         except ProtocolError as e:
             assert str(e)  # a readable reason, never an empty one
         else:
-            assert isinstance(message, expect)
+            assert isinstance(message, (ActionReply, Resign) if expect is ActionReply else Ready)
 
 
 @given(data=_message_like())
@@ -182,7 +212,8 @@ def test_any_json_object_from_a_bot_is_a_message_or_a_protocol_error(data):
         except ProtocolError as e:
             assert str(e)
         else:
-            assert isinstance(message, expect)
-            if expect is ActionReply:
+            assert isinstance(message, (ActionReply, Resign) if expect is ActionReply else Ready)
+            if isinstance(message, ActionReply):
                 assert isinstance(message.action, str)
+            if expect is ActionReply:
                 assert message.info is None or isinstance(message.info, dict)

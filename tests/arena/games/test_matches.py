@@ -22,7 +22,7 @@ from arena.referee import GameResult
 from arena.referee.outcomes import Failure
 from arena.referee.sandbox import Sandbox, SandboxUnavailable, SlotsExhausted
 from arena.referee.sandbox.cgroups import CgroupError
-from tests.arena.conftest import make_version
+from tests.arena.conftest import TEST_BOTS, make_version
 
 S = Match.Status
 
@@ -364,6 +364,53 @@ def test_play_runs_a_real_game_and_stores_the_referees_record(pair: tuple[Any, A
     assert record.to_text(long=False) == data.record_short
     assert data.transcript["seed"] == 7
     assert services.play(m.pk) == "not queued"
+
+
+@pytest.mark.django_db
+def test_a_resigned_game_is_a_decisive_result_on_every_page_that_shows_it(user: Any) -> None:
+    from django.test import Client
+
+    from arena.games import reliability
+
+    resigns = make_version(user, "resigns", folder=TEST_BOTS / "honest" / "resigns")
+    other = make_version(user, "plays-on")
+    m = queued_match(resigns, other)
+    assert services.play(m.pk, worker_name="test") == "finished"
+    m.refresh_from_db()
+    assert (m.result, m.termination, m.fault) == ("black", "resignation", "")
+    assert m.reason == "white resigned at ply 11" and m.detail == ""
+    # Rated as any win, and no failure of the bot that resigned.
+    stats = PairStats.objects.get(variant="yinsh", white=resigns, black=other)
+    assert (stats.wins, stats.draws, stats.losses) == (0, 0, 1)
+    assert RatingState.objects.get(variant="yinsh").results == 1
+    (row,) = reliability.version_failures(resigns, private=True)
+    assert row.games == 1 and sum(row.failures.values()) == 0
+    data = MatchRecord.objects.get(match=m)
+    for text in (data.record, data.record_short):
+        assert engine.Record.parse(text).outcome == engine.Outcome(
+            engine.Result.BLACK, engine.Termination.RESIGNATION
+        )
+    client = Client()
+    page = client.get(f"/matches/{m.pk}/").content.decode()
+    assert "<td>resignation</td>" in page and "white resigned at ply 11" in page
+    assert "fault" not in page.split("<th>Termination</th>", 1)[1].split("</tr>", 1)[0]
+    listed = client.get("/matches/?termination=resignation").content.decode()
+    assert f'href="/matches/{m.pk}/"' in listed and "<td>resignation</td>" in listed
+    record = client.get(f"/matches/{m.pk}/record.txt").content.decode()
+    assert '[Result "0-1"]' in record and '[Termination "resignation"]' in record
+    replay = client.get(f"/matches/{m.pk}/replay.json").json()
+    assert (replay["result"], replay["score"], replay["termination"]) == (
+        "black",
+        "0-1",
+        "resignation",
+    )
+    assert len(replay["frames"]) == 10
+    live = client.get(f"/matches/{m.pk}/live.json").json()
+    assert live["over"] and live["termination"] == "resignation" and live["score"] == "0-1"
+    client.force_login(user)
+    transcript = client.get(f"/matches/{m.pk}/transcript.json").json()
+    assert transcript["moves"][-1]["action"] == "resign"
+    assert transcript["termination"] == "resignation" and transcript["fault"] is None
 
 
 @pytest.mark.django_db
