@@ -204,6 +204,25 @@ def test_the_sdk_answers_hello_requests_and_end():
     assert seen[0].color == "white" and seen[0].seed == 4 and seen[0].increment_ms == 10
 
 
+def test_choose_may_resign_with_or_without_info():
+    answers = iter([yinshbot.RESIGN, (yinshbot.RESIGN, {"eval": -50})])
+    out = io.StringIO()
+    end = {"type": "end", "result": "black", "reason": "white resigned at ply 1"}
+    ended = []
+    code = yinshbot.run(
+        lambda req: next(answers),
+        name="t",
+        version="0",
+        on_end=lambda result, reason: ended.append((result, reason)),
+        stdin=session(HELLO, request([]), request([]), end),
+        stdout=out,
+    )
+    assert code == 0 and ended == [("black", "white resigned at ply 1")]
+    lines = [json.loads(x) for x in out.getvalue().splitlines()]
+    assert lines[1:] == [{"type": "resign"}, {"type": "resign", "info": {"eval": -50}}]
+    assert repr(yinshbot.RESIGN) == "yinshbot.RESIGN"
+
+
 def test_an_error_in_choose_prints_a_traceback_and_fails(capsys):
     def choose(req):
         raise ZeroDivisionError("oops")

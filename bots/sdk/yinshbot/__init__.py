@@ -14,8 +14,10 @@ which gets a :class:`Request` and returns one of ``request.actions``::
         yinshbot.run(choose)
 
 ``choose`` may also return ``(action, info)`` where ``info`` is a small dict (an evaluation, a
-search depth, a comment) that the referee keeps in the game's transcript. An exception in
-``choose`` is printed to standard error (the referee keeps its tail) and ends the bot.
+search depth, a comment) that the referee keeps in the game's transcript. To resign (the game
+ends at once, the opponent winning), it returns :data:`RESIGN` instead of an action, or
+``(RESIGN, info)``. An exception in ``choose`` is printed to standard error (the referee keeps
+its tail) and ends the bot.
 
 ``request.state()`` gives the position as an :class:`engine.State` (the rules library), replayed
 from the game's history, for bots that search. The referee makes ``engine`` and ``yinshbot``
@@ -39,10 +41,23 @@ if TYPE_CHECKING:
 
     Choose = Callable[["Request"], Any]
 
-__all__ = ["Clock", "Hello", "Request", "main", "read_manifest", "run"]
+__all__ = ["RESIGN", "Clock", "Hello", "Request", "main", "read_manifest", "run"]
 __version__ = "1.0"
 
 PROTOCOL = 1
+
+
+class _Resign:
+    """The type of :data:`RESIGN` (one value only)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "yinshbot.RESIGN"
+
+
+#: What ``choose`` returns to resign rather than play: ``return yinshbot.RESIGN``.
+RESIGN = _Resign()
 
 
 class _Record:
@@ -317,7 +332,11 @@ def run(
                 info = None
                 if isinstance(answer, tuple):
                     answer, info = answer
-                reply: dict[str, Any] = {"type": "action", "action": str(answer)}
+                reply: dict[str, Any] = (
+                    {"type": "resign"}
+                    if answer is RESIGN
+                    else {"type": "action", "action": str(answer)}
+                )
                 if info:
                     reply["info"] = info
                 _send(out, reply)

@@ -101,6 +101,20 @@ def test_a_bot_that_answers_an_illegal_action_shows_it(
 
 
 @pytest.mark.django_db
+def test_a_bot_that_resigns_answers_that_it_resigns(
+    user: Any, other_user: Any, search: Any
+) -> None:
+    opted_in(other_user, "resigns", TEST_BOTS / "honest" / "resigns")
+    (asked,) = analysis.ask(user, "yinsh", HISTORY, ["resigns"])
+    assert analysis.run(asked.pk) == S.ANSWERED
+    (found,) = analysis.answers(user, [asked.pk])
+    shown = analysis.answer_json(found)
+    assert shown["action"] == "resign" and shown["reason"] == "resigns in this position"
+    assert shown["termination"] == "" and shown["info"] == {"eval": -100}
+    assert shown["think_ms"] is not None
+
+
+@pytest.mark.django_db
 def test_bad_requests_queue_nothing(user: Any, other_user: Any, search: Any) -> None:
     make_version(other_user, "private")  # not opted in
     black_only = opted_in(other_user, "blitzer", BOTS / "random")
