@@ -559,6 +559,7 @@ class _Game:
                 raise self._classify(me, Timeout("late"), starting=False, start=start)
             if charged > 0:
                 me.clock_ms -= charged
+            assert not isinstance(reply, Ready)
             if isinstance(reply, Resign):
                 token = "resign"
             else:
