@@ -10,8 +10,10 @@ in the arena's sandbox (any bot folder: ``-- python3 main.py`` in the folder of 
 ``bots/greedy``). It writes each protocol line the arena sends to the program's standard input,
 sends back each line the program writes to its standard output
 (``POST .../games/<game>/answer/``), and forwards what it writes to its standard error
-(``POST .../games/<game>/log/``), which the bot's owner reads with the game. It plays several
-games at once (``--games``), and after a network error tries again, waiting longer each time.
+(``POST .../games/<game>/log/``), which the bot's owner reads with the game. A program that
+exits before its game is over is reported at once, here and in the game's log: its exit status
+and the end of its standard error. It plays several games at once (``--games``), and after a
+network error tries again, waiting longer each time.
 The wire format is in the arena's docs/protocol.md, "Remote bots".
 
 Standard library only; Python 3.11 or later.
@@ -40,6 +42,16 @@ MAX_BACKOFF_S = 30.0
 EXIT_GRACE_S = 2.0
 #: Forward the standard error once this much of it waits (else with the next answer).
 LOG_CHUNK = 16 * 1024
+#: The end of a program's standard error shown here when it exits before its game is over.
+TAIL_LINES = 12
+TAIL_CHARS = 4000
+#: What a Python program writes when the SDK is not installed on this machine, and the hint.
+NO_SDK = ("No module named 'yinshbot'", "No module named 'engine'")
+SDK_HINT = (
+    "a Python bot using the SDK needs it on this machine: download yinsh-sdk.zip from the "
+    "arena's guide, then `unzip yinsh-sdk.zip && python3 -m pip install ./yinsh-sdk` (or "
+    "copy its yinshbot/ and engine/ folders next to the bot)"
+)
 
 
 class Refused(Exception):
@@ -110,6 +122,8 @@ class Game:
         self.seq: int | None = None  # the line it answers next
         self.lock = threading.Lock()
         self.stderr: list[str] = []
+        self.tail = ""  # the end of its standard error, kept when the rest is forwarded
+        self.stopping = False  # the game is over for the client: the program may exit
         self.process = subprocess.Popen(
             command,
             stdin=subprocess.PIPE,
@@ -120,8 +134,9 @@ class Game:
             errors="replace",
             bufsize=1,
         )
+        self.stderr_reader = threading.Thread(target=self._read_stderr, daemon=True)
+        self.stderr_reader.start()
         threading.Thread(target=self._read_stdout, daemon=True).start()
-        threading.Thread(target=self._read_stderr, daemon=True).start()
         log(f"{self.name}: started {command[0]} (pid {self.process.pid})")
 
     def give(self, seq: int, line: str) -> None:
@@ -157,12 +172,43 @@ class Game:
                 continue
             self.flush_log()  # what it wrote while thinking goes with its answer
             self._send(f"/games/{self.id}/answer/", {"seq": seq, "line": line})
+        if not self.stopping:
+            self._died()
+
+    def _died(self) -> None:
+        """The program's output ended while its game goes on: say so here at once, with its
+        exit status and the end of its standard error, and forward that standard error to
+        the game's log (its owner reads it on the game's page)."""
+        try:
+            code: int | None = self.process.wait(EXIT_GRACE_S)
+        except subprocess.TimeoutExpired:
+            code = None  # it closed its output but runs on
+        self.stderr_reader.join(EXIT_GRACE_S)  # its last words
+        with self.lock:
+            tail = self.tail
+        if self.stopping:
+            return  # the game ended meanwhile: nothing went wrong
+        if code is None:
+            how = "closed its standard output"
+        else:
+            how = f"was killed by signal {-code}" if code < 0 else f"exited with status {code}"
+        lines = tail.rstrip("\n").split("\n")[-TAIL_LINES:] if tail.strip() else []
+        said = "".join(f"\n    {line}" for line in lines) or "\n    (nothing)"
+        hint = f"\n  {SDK_HINT}" if any(n in tail for n in NO_SDK) else ""
+        self.log(
+            f"{self.name}: the program {how} before its game ended; the end of its standard "
+            f"error:{said}{hint}"
+        )
+        with self.lock:
+            self.stderr.append(f"[client] the program {how} before its game ended\n")
+        self.flush_log()
 
     def _read_stderr(self) -> None:
         assert self.process.stderr is not None
         for line in self.process.stderr:
             with self.lock:
                 self.stderr.append(line)
+                self.tail = (self.tail + line)[-TAIL_CHARS:]
                 size = sum(len(x) for x in self.stderr)
             if size >= LOG_CHUNK:
                 self.flush_log()
@@ -183,6 +229,7 @@ class Game:
         """The game is over: let the program exit, then stop it (in a thread of its own)."""
         if self.over.is_set():
             return
+        self.stopping = True
 
         def stop() -> None:
             try:

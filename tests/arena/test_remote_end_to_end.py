@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.test import Client
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -52,14 +53,22 @@ GREEDY = [
 ]
 
 
-def _client(site: str, token: str, bot: str, log: Path) -> subprocess.Popen[bytes]:
-    """The reference client playing ``bot`` with the greedy example bot, started in its folder
-    (the SDK and the engine on its path, as the sandbox gives them)."""
+#: A Python bot using the SDK on a machine where the SDK is not installed (``-I``: the path
+#: the client is given does not reach it): it dies at its first line.
+NO_SDK = [sys.executable, "-I", "-c", "import yinshbot\nyinshbot.main(lambda r: r.actions[0])"]
+
+
+def _client(
+    site: str, token: str, bot: str, log: Path, program: list[str] = GREEDY
+) -> subprocess.Popen[bytes]:
+    """The reference client playing ``bot`` with ``program`` (the greedy example bot), started
+    in the greedy bot's folder (the SDK and the engine on its path, as the sandbox gives
+    them)."""
     env = dict(os.environ, PYTHONPATH=f"{ROOT / 'bots' / 'sdk'}{os.pathsep}{ROOT}")
     with log.open("wb") as out:
         return subprocess.Popen(
             [sys.executable, str(CLIENT), "--server", site, "--token", token, "--bot", bot]
-            + ["--", *GREEDY],
+            + ["--", *program],
             cwd=BOTS / "greedy",
             env=env,
             stdout=out,
@@ -196,6 +205,78 @@ def test_a_client_killed_mid_game_loses_that_game_on_time(
     )
     assert match.result != remote_side
     assert "ran out of time" in match.reason
+
+
+@pytest.fixture
+def patient_remote_worker(
+    worker_env: dict[str, str], tmp_path: Path
+) -> Iterator[Callable[[], str]]:
+    """A remote worker as :func:`remote_worker`, whose bots have 20 s to start: long enough
+    that a client's report of its program's death reaches the game before it is lost."""
+    env = dict(worker_env, ARENA_BOT_STARTUP_SECONDS="20", ARENA_REMOTE_LATENCY_MS="500")
+    with celery_worker(env, tmp_path / "remote.log", [f"{QUEUE}.remote"], pool="threads") as tail:
+        yield tail
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_a_program_that_dies_at_start_is_reported_at_once_with_its_stderr(
+    patient_remote_worker: Callable[[], str],
+    live_server: Any,
+    user: Any,
+    other_user: Any,
+    tmp_path: Path,
+) -> None:
+    api, token = _api(user)
+    r = api.post("/api/bots/", {"name": "no-sdk", "remote": True}, format="json")
+    assert r.status_code == 201, r.content
+    opponent = make_version(other_user, "near-random")
+    duel = _challenge(api, r.json()["id"], opponent.pk, "60+1")
+    ids = list(Match.objects.filter(duel=duel).values_list("pk", flat=True))
+    client_log = tmp_path / "client.log"
+    client = _client(str(live_server.url), token, "no-sdk", client_log, NO_SDK)
+
+    def log() -> str:
+        return patient_remote_worker() + "\n--- client ---\n" + client_log.read_text()
+
+    said = "the program exited with status 1 before its game ended"
+    try:
+        # The client says so on its console as soon as the program is gone...
+        wait_for("the client's report", lambda: said in client_log.read_text(), log)
+        console = client_log.read_text()
+        assert "ModuleNotFoundError: No module named 'yinshbot'" in console
+        assert "yinsh-sdk.zip" in console  # and how to install the SDK
+        # ...and sends its standard error to the game, while the game waits for its ready.
+        wait_for(
+            "the log in the game",
+            lambda: RemoteGame.objects.filter(
+                bot__name="no-sdk", stderr_tail__contains="No module named 'yinshbot'"
+            ).exists(),
+            log,
+        )
+        game = RemoteGame.objects.get(bot__name="no-sdk", stderr_tail__contains="yinshbot")
+        assert game.match_id in ids
+        assert f"game {game.pk} (match {game.match_id}, {game.color}): {said}" in console
+        assert said in game.stderr_tail
+        wait_for(
+            "the game's end",
+            lambda: Match.objects.filter(pk=game.match_id, status="finished").exists(),
+            log,
+        )
+    finally:
+        _stop(client)
+    match = Match.objects.get(pk=game.match_id)
+    assert (match.termination, match.fault) == ("no-start", game.color), match.reason
+    assert match.reason == f"{game.color} sent no ready within 20 s"
+    # Its owner reads why on the game's page (the reason quotes the program's last words);
+    # nobody else does.
+    assert match.detail.startswith(f"{match.reason}; stderr: "), match.detail
+    assert match.detail.endswith("ModuleNotFoundError: No module named 'yinshbot'"), match.detail
+    page = f"/matches/{match.pk}/"
+    owner = Client()
+    owner.force_login(user)
+    assert "No module named &#x27;yinshbot&#x27;" in owner.get(page).content.decode()
+    assert "No module named" not in Client().get(page).content.decode()
 
 
 @pytest.mark.worker
