@@ -105,7 +105,9 @@ class VersionSerializer(serializers.ModelSerializer):
     check_report = serializers.SerializerMethodField(
         help_text="The check's lines, failing game transcript and stderr tail (owner only)."
     )
-    source_url = serializers.SerializerMethodField(help_text="The uploaded file (owner only).")
+    source_url = serializers.SerializerMethodField(
+        help_text="The uploaded file (owner only; null for a remote version, which has none)."
+    )
     filename = serializers.SerializerMethodField(
         help_text="The uploaded file's name (owner only: it may say more than the owner meant)."
     )
@@ -173,7 +175,7 @@ class VersionSerializer(serializers.ModelSerializer):
 
     @extend_schema_field(serializers.URLField(allow_null=True))
     def get_source_url(self, obj: BotVersion) -> str | None:
-        if not self._owner(obj):
+        if obj.kind == BotVersion.Kind.REMOTE or not self._owner(obj):
             return None
         return _absolute(self, reverse("api-version-source", args=[obj.pk]))
 

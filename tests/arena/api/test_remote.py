@@ -54,8 +54,17 @@ def test_a_remote_bot_is_registered_with_an_active_version_and_no_file(user: Any
     )
     detail = client_for(user).get("/api/bots/far/").json()
     assert detail["remote"] is True and [v["number"] for v in detail["versions"]] == [1]
-    # Its version has no file to download.
+    # Its version has no file to download, and its owner is given no address for one.
     assert client_for(user).get(f"/api/versions/{body['id']}/source/").status_code == 404
+    assert body["source_url"] is None and detail["versions"][0]["source_url"] is None
+    again = client_for(user).post("/api/bots/far/versions/", {}, format="json")
+    assert again.status_code == 201 and again.json()["source_url"] is None
+    version = client_for(user).get(f"/api/versions/{body['id']}/").json()
+    assert version["kind"] == "remote" and version["source_url"] is None
+    # An uploaded version's owner still gets one.
+    uploaded = make_version(user, "near")
+    shown = client_for(user).get(f"/api/versions/{uploaded.pk}/").json()
+    assert shown["source_url"].endswith(f"/api/versions/{uploaded.pk}/source/")
 
 
 @pytest.mark.django_db
