@@ -52,6 +52,7 @@ def guide_root(settings: Any, tmp_path: Path) -> Path:
         "docs/duels.md",
         "docs/notifications.md",
         "docs/tournaments.md",
+        "docs/people.md",
         "docs/position-json.md",
         "docs/tournaments.md",
         "bots/README.md",
