@@ -161,6 +161,11 @@ def _duel(kind: str) -> Callable[[HttpRequest, int], Look]:
     return watch
 
 
+#: A tournament's page follows it while it may change: running, or paused (its games under way
+#: finish, and its organiser may resume it).
+_TOURNAMENT_GOING = (Tournament.Status.RUNNING, Tournament.Status.PAUSED)
+
+
 def _tournament(request: HttpRequest, pk: int) -> Look:
     get_object_or_404(Tournament, pk=pk)
 
@@ -168,7 +173,7 @@ def _tournament(request: HttpRequest, pk: int) -> Look:
         status = Tournament.objects.filter(pk=pk).values_list("status", flat=True).first()
         if status is None:
             return None
-        return (status, _matches(tournament_id=pk)), status != Tournament.Status.RUNNING
+        return (status, _matches(tournament_id=pk)), status not in _TOURNAMENT_GOING
 
     return look
 

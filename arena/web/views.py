@@ -552,9 +552,10 @@ def tournament_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "games": t.matches.count(),
             "playing": _playing(t.matches.all(), limit=50),
             "control": tournaments.can_control(request.user, t),
-            # A running tournament's page follows its games (arena/static/arena/site.js).
+            # A running or paused tournament's page follows its games and its resumption
+            # (arena/static/arena/site.js).
             "events_url": events.changes_url(request, "tournament", t.pk)
-            if t.status == Tournament.Status.RUNNING
+            if t.status in (Tournament.Status.RUNNING, Tournament.Status.PAUSED)
             else None,
         },
     )

@@ -236,6 +236,14 @@ def test_a_tournament_page_is_told_when_its_games_move_on_and_when_it_ends(user:
     Match.objects.filter(pk=first.pk).update(status=Match.Status.RUNNING)
     changed = stream.next()
     assert changed["event"] == "changed" and json.loads(changed["data"]) == {"over": False}
+    # Paused, it may still change (its games under way finish; it may be resumed): its page
+    # follows it still.
+    tournaments.pause(user, t)
+    paused = stream.next()
+    assert paused["event"] == "changed" and json.loads(paused["data"]) == {"over": False}
+    assert "data-events" in Client().get(f"/tournaments/{t.pk}/").content.decode()
+    tournaments.resume(user, t)
+    assert json.loads(stream.next()["data"]) == {"over": False}
     Tournament.objects.filter(pk=t.pk).update(status=Tournament.Status.CANCELLED)
     ended = stream.next()
     assert ended["event"] == "changed" and json.loads(ended["data"]) == {"over": True}
