@@ -156,7 +156,10 @@ class Bot(models.Model):
 
     def accepts_rated_tournaments(self, organiser_id: int | None) -> bool:
         """Whether a rated tournament organised by the user ``organiser_id`` may include the
-        bot: its owner's own, a built-in bot, or one whose owner accepts rated tournaments."""
+        bot: its owner's own, a built-in bot, or one whose owner accepts rated tournaments;
+        never a bot that plays over HTTP (the ratings are the sandbox's)."""
+        if self.remote:
+            return False
         return self.trusted or self.rated_tournaments or self.owner_id == organiser_id
 
     @property

@@ -230,6 +230,11 @@ def start_challenge(
             f"{opponent.bot.name} does not accept rated challenges: its owner has not allowed "
             "them; challenge it unrated"
         )
+    if rated and (candidate.bot.remote or opponent.bot.remote):
+        raise DuelError(
+            "a remote bot plays unrated challenges only: the ratings are those of bots in the "
+            "sandbox (its limits cannot apply to a program on its owner's machine)"
+        )
     retired = [v.label for v in (candidate, opponent) if v.status == BotVersion.Status.RETIRED]
     if rated and retired:
         raise DuelError(

@@ -138,6 +138,42 @@ def test_the_ladder_never_schedules_a_remote_bot(user: Any, other_user: Any) -> 
 
 
 @pytest.mark.django_db
+def test_remote_bots_stay_out_of_the_sandboxes_ratings(user: Any, other_user: Any) -> None:
+    from arena.duels import services as duels
+    from arena.tournaments import services as tournaments
+
+    far = BotVersion.objects.get(pk=register(client_for(user), "far").json()["id"])
+    near = make_version(other_user, "near")
+    Bot.objects.filter(pk=near.bot_id).update(rated_challenges=True)
+    near.bot.refresh_from_db()
+    with pytest.raises(duels.DuelError, match="unrated challenges only"):
+        duels.start_challenge(user, far, near, variant="yinsh", games=2, rated=True)
+    assert not duels.start_challenge(user, far, near, variant="yinsh", games=2).rated
+    # Even its owner's own tournament is unrated with it, and refused when asked rated.
+    assert not far.bot.accepts_rated_tournaments(user.pk)
+    mine = make_version(user, "mine")
+    t = tournaments.create(
+        user,
+        name="mixed",
+        variant="yinsh",
+        time_control="5+0.1",
+        games_per_pair=2,
+        bots=[far.bot, mine.bot],
+    )
+    assert not t.rated
+    with pytest.raises(tournaments.TournamentError, match="far"):
+        tournaments.create(
+            user,
+            name="mixed rated",
+            variant="yinsh",
+            time_control="5+0.1",
+            games_per_pair=2,
+            bots=[far.bot, mine.bot],
+            rated=True,
+        )
+
+
+@pytest.mark.django_db
 def test_a_game_with_a_remote_player_goes_to_the_remote_queue(user: Any, other_user: Any) -> None:
     register(client_for(user))
     mine = BotVersion.objects.get(bot__name="far")
