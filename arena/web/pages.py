@@ -32,10 +32,12 @@ __all__ = [
     "RECENT",
     "BotPage",
     "MatchPage",
+    "PlaySide",
     "VersionRow",
     "bot_page",
     "failures_json",
     "match_page",
+    "play_side",
     "turns",
     "version_failures",
 ]
@@ -264,6 +266,22 @@ def _recent(version_ids: list[int]) -> QuerySet[Match]:
 
 
 @dataclass(frozen=True)
+class PlaySide:
+    """A side of a match that the viewer may play in the browser: a remote side (its moves
+    arrive over HTTP, :mod:`arena.games.remote`) of a bot the viewer manages, while the match
+    waits to be played or is being played. The browser is then that bot's client."""
+
+    #: The bot's name (its remote API's URLs take it).
+    bot: str
+    #: ``white`` or ``black``.
+    color: str
+    #: What the page calls the other side.
+    opponent: str
+    #: The name the browser announces itself by (its ``ready``): the viewer's.
+    player: str
+
+
+@dataclass(frozen=True)
 class MatchPage(Page):
     match: Match
     #: Its record and (to whoever may read a colour's logs) transcript, once it has them.
@@ -276,6 +294,27 @@ class MatchPage(Page):
     logs: list[PlayerLog]
     #: Not over yet: the page follows it live.
     live: bool
+    #: The side the viewer plays by hand on this page (play.js), if any.
+    play: PlaySide | None
+
+
+#: The statuses of a match whose remote side its owner may still play.
+PLAYABLE = (Match.Status.QUEUED, Match.Status.RUNNING)
+
+
+def play_side(match: Match, user: Viewer) -> PlaySide | None:
+    """The side of ``match`` that ``user`` may play by hand on its page: a remote bot's they
+    manage (White's when both are), while the match is queued or running; None for anyone else
+    (the page then shows no play panel and none of its URLs)."""
+    if match.status not in PLAYABLE or not user.is_authenticated:
+        return None
+    for color, version, other in (
+        ("white", match.white, match.black),
+        ("black", match.black, match.white),
+    ):
+        if version.bot.remote and bots.can_manage(user, version.bot):
+            return PlaySide(version.bot.name, color, other.label, user.get_username())
+    return None
 
 
 def match_page(match: Match, user: Viewer) -> MatchPage:
@@ -294,6 +333,7 @@ def match_page(match: Match, user: Viewer) -> MatchPage:
         reason=privacy.reason_for(user, match),
         logs=logs,
         live=not match.is_over,
+        play=play_side(match, user),
     )
 
 

@@ -210,3 +210,64 @@ def test_a_match_not_played_yet_is_followed_live(user: Any, other_user: Any) -> 
     m = queued_match(make_version(user, "alpha"), make_version(other_user, "beta"))
     page = pages.match_page(m, AnonymousUser())
     assert page.live and page.data is None and page.turns == [] and page.logs == []
+
+
+# ----------------------------------------------------------------------------- playing by hand
+
+
+@pytest.fixture
+def by_hand(user: Any, other_user: Any) -> Match:
+    """alice's remote bot (black) against bob's uploaded bot, queued."""
+    from arena.bots import services as bot_services
+
+    mine = bot_services.create_remote_bot(user, "by-hand")
+    return queued_match(make_version(other_user, "beta"), mine, kind=Match.Kind.CHALLENGE)
+
+
+@pytest.mark.parametrize("status", [Match.Status.QUEUED, Match.Status.RUNNING])
+def test_the_owner_of_a_remote_side_plays_it_while_the_match_is_live(
+    by_hand: Match, user: Any, status: str
+) -> None:
+    Match.objects.filter(pk=by_hand.pk).update(status=status)
+    by_hand.refresh_from_db()
+    assert pages.match_page(by_hand, user).play == pages.PlaySide(
+        bot="by-hand", color="black", opponent="beta v1", player=user.username
+    )
+
+
+@pytest.mark.parametrize(
+    "status", [Match.Status.PENDING, Match.Status.FINISHED, Match.Status.ABORTED]
+)
+def test_a_match_not_queued_or_running_is_played_by_nobody(
+    by_hand: Match, user: Any, status: str
+) -> None:
+    result = "white" if status == Match.Status.FINISHED else ""
+    Match.objects.filter(pk=by_hand.pk).update(status=status, result=result)
+    by_hand.refresh_from_db()
+    assert pages.play_side(by_hand, user) is None
+
+
+def test_nobody_else_plays_a_remote_side_nor_anyone_an_uploaded_one(
+    by_hand: Match, user: Any, other_user: Any
+) -> None:
+    assert pages.play_side(by_hand, AnonymousUser()) is None
+    assert pages.play_side(by_hand, other_user) is None  # the owner of the uploaded bot
+    uploaded = queued_match(make_version(user, "alpha"), make_version(other_user, "gamma"))
+    assert pages.play_side(uploaded, user) is None
+
+
+def test_the_match_page_gives_the_play_panel_and_its_urls_to_the_owner_alone(
+    by_hand: Match, user: Any, other_user: Any
+) -> None:
+    owner = Client()
+    owner.force_login(user)
+    html = owner.get(f"/matches/{by_hand.pk}/").content.decode()
+    assert f'data-play data-match="{by_hand.pk}" data-color="black"' in html
+    assert 'data-events-url="/api/remote/by-hand/events/"' in html
+    assert 'data-answer-url="/api/remote/by-hand/games/GAME/answer/"' in html
+    assert "arena/play.js" in html
+    stranger = Client()
+    stranger.force_login(other_user)
+    for client in (stranger, Client()):
+        html = client.get(f"/matches/{by_hand.pk}/").content.decode()
+        assert "data-play" not in html and "/api/remote/" not in html and "play.js" not in html

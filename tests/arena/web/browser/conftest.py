@@ -18,3 +18,6 @@ def _short_streams(settings: Any) -> None:
     the test database) by more than a moment; the browser opens a stream again by itself."""
     settings.STREAM_LIFETIME_S = 5.0
     settings.STREAM_HEARTBEAT_S = 1.0
+    # Likewise the long polls of a remote side played in the page (play.js): answered within
+    # a second at the latest.
+    settings.REMOTE_WAIT_S = 1
