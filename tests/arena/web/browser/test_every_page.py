@@ -18,6 +18,7 @@ from playwright.sync_api import Page, expect
 
 import engine
 from arena.admission import trials
+from arena.bots import services as bot_services
 from arena.bots.models import Bot, BotVersion
 from arena.duels import services as duels
 from arena.games import seasons
@@ -208,6 +209,8 @@ def visit(page: Page, url: str) -> list[str]:
     replay = page.locator(".yinsh-replay")
     if replay.count():
         expect(replay.first).to_have_attribute("data-replay-state", "ready")
+    if page.locator("[data-play]").count():  # the play panel, built by its script
+        expect(page.locator("[data-play] .play-status")).not_to_be_empty()
     if page.locator("#swagger-ui").count():  # the API docs draw themselves from the schema
         expect(page.locator("#swagger-ui .opblock").first).to_be_visible()
     problems = sticking_out(page)
@@ -290,6 +293,13 @@ def test_every_page_of_a_signed_in_owner_fits_the_screen_and_its_buttons_are_leg
         for name in ("played", "waiting")
     )
     assert trials.run(played.pk) == "played"
+    # A game of the owner's remote bot, waiting to be played: its page has the play panel.
+    by_hand = queued_match(
+        bot_services.create_remote_bot(arena.owner, "played-by-hand"),
+        BotVersion.objects.get(bot__name="runner"),
+        variant="blitz",
+        kind=Match.Kind.CHALLENGE,
+    )
     paths = [
         "/",
         "/upload/",
@@ -299,6 +309,7 @@ def test_every_page_of_a_signed_in_owner_fits_the_screen_and_its_buttons_are_leg
         f"{bot}/test/",
         "/bots/runner/challenge/",
         f"/matches/{arena.match.pk}/",
+        f"/matches/{by_hand.pk}/",
         "/tournaments/new/",
         "/tournaments/schedules/",
         f"/tournaments/schedules/{arena.schedule}/",

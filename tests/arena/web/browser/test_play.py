@@ -22,7 +22,7 @@ from arena.bots import services as bots
 from arena.games import services as games
 from arena.games.models import Match, MatchRecord, RemoteLine
 from tests.arena.conftest import QUEUE, celery_worker, make_version
-from tests.browser import assert_fits_the_screen
+from tests.browser import accessibility_violations, assert_fits_the_screen
 
 #: A game long enough for Playwright's clicks on a busy machine: its clock never matters.
 TIME_CONTROL = "600+5"
@@ -187,8 +187,9 @@ def test_a_person_plays_a_whole_game_by_clicking_the_board(
 
     def choose(actions: list[str]) -> str:
         token = rng.choice(actions)
-        if not kinds:
-            assert_fits_the_screen(page)  # the panel with its list, at the first request
+        if not kinds:  # the panel with its list and the board its targets, at the first request
+            assert_fits_the_screen(page)
+            assert accessibility_violations(page) == []
         kinds.add(("x" if token.startswith("x") else "") + ("-" if "-" in token else "."))
         click_action(page, token)
         return token
