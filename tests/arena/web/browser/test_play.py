@@ -9,7 +9,9 @@ the game's hello well within the start-up timeout.
 
 from __future__ import annotations
 
+import json
 import random
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,9 +20,13 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
+import engine
 from arena.bots import services as bots
+from arena.games import remote
 from arena.games import services as games
 from arena.games.models import Match, MatchRecord, RemoteLine
+from arena.jobs import claims
+from arena.referee import protocol
 from tests.arena.conftest import QUEUE, celery_worker, make_version
 from tests.browser import accessibility_violations, assert_fits_the_screen
 
@@ -296,3 +302,107 @@ def test_only_the_bots_owner_is_given_the_panel(
     page.keyboard.press("Enter")
     expect(panel.get_by_role("alert")).to_have_text("It is not your move yet.")
     assert_fits_the_screen(page)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_marker_in_two_rows_asks_which_and_a_refused_answer_is_said(
+    page: Page,
+    site: str,
+    user: Any,
+    other_user: Any,
+    log_in: Any,
+    settings: Any,
+    page_errors: list[str],
+) -> None:
+    """The referee's side is its real transport (what the worker runs), driven by the test: a
+    request whose two rows share a marker; then one that another client answers first."""
+    settings.REMOTE_WAIT_S = 25  # the page's poll waits: only a new line wakes it
+    history, state = rows_sharing_a_marker()
+    rows = [str(a) for a in state.legal_actions()]
+    [point] = shared(*rows)
+    mine = bots.create_remote_bot(user, "by-hand", variants=["blitz"])
+    match = Match.objects.create(
+        variant="blitz",
+        kind=Match.Kind.CHALLENGE,
+        status=Match.Status.QUEUED,
+        white=mine,
+        black=make_version(other_user, "boxed-random"),
+        time_control=TIME_CONTROL,
+        seed=11,
+        rated=False,
+    )
+    attempt = claims.claim(Match, match.pk)
+    assert attempt is not None
+    side = remote.RemoteTransport(match, attempt, "white", mine.bot_id, line_limit=1 << 16)
+    log_in(user)
+    page.goto(f"{site}/matches/{match.pk}/")
+    expect(page.locator(".yinsh-live")).to_have_attribute("data-replay-state", "ready")
+    try:
+        side.send(protocol.encode(protocol.Hello("blitz", "white", 600_000, 5_000)), 0)
+        ready = json.loads(side.receive(time.monotonic() + 60))
+        assert ready == {"type": "ready", "name": user.username}
+
+        request = protocol.RequestEncoder(history).encode(rows, state.to_json(), 59_000, 60_000)
+        side.send(request, 0)
+        panel = page.locator("[data-play]")
+        expect(panel.get_by_role("status")).to_have_text("Your move: remove a row")
+        expect(panel.locator("select option")).to_have_count(2)
+        page.locator(f'.play-target[data-point="{point}"]').click()
+        expect(panel.locator(".play-rows")).to_contain_text(f"The marker on {point} is in 2 rows")
+        first, last = rows[1][1:].split("-")
+        panel.get_by_role("button", name=f"Remove {first} to {last}").click()
+        answer = json.loads(side.receive(time.monotonic() + 60))
+        assert answer == {"type": "action", "action": rows[1]}
+        expect(panel.get_by_role("status")).to_have_text("Waiting for boxed-random v1.")
+
+        # Another client (a second tab) answers the next request before this page does.
+        side.send(request, 0)
+        expect(panel.get_by_role("status")).to_have_text("Your move: remove a row")
+        seq = RemoteLine.objects.filter(game=side.game).latest("pk").pk
+        remote.answer(mine.bot, side.game.pk, seq, json.dumps({"type": "resign"}))
+        panel.locator("select").select_option(rows[0])
+        panel.get_by_role("button", name="Play", exact=True).click()
+        expect(panel.get_by_role("alert")).to_have_text(
+            f"Your move {rows[0]} was refused: line {seq} of game {side.game.pk} was answered "
+            "already"
+        )
+        expect(panel.get_by_role("status")).to_have_text("Waiting for boxed-random v1.")
+        refused = f"409 {site}/api/remote/by-hand/games/{side.game.pk}/answer/"
+        assert refused in page_errors and all("409" in e for e in page_errors), page_errors
+        page_errors.clear()  # the refusal was the point
+    finally:
+        page.goto("about:blank")
+        side.send(protocol.encode(protocol.End("black", "test over")), 0)  # wakes the poll
+        side.kill()
+
+
+def rows_sharing_a_marker() -> tuple[list[str], engine.State]:
+    """A game of Blitz YINSH played at random until the player to act may remove either of two
+    rows that share a marker: its history and the state."""
+    for seed in range(10_000):
+        rng = random.Random(seed)
+        state = engine.State("blitz")
+        history: list[str] = []
+        while not state.is_over():
+            rows = [str(a) for a in state.legal_actions() if str(a).startswith("x")]
+            rows = [r for r in rows if "-" in r]
+            if len(rows) == 2 and shared(*rows):
+                return history, state
+            action = rng.choice(state.legal_actions())
+            history.append(str(action))
+            state.push(action)
+    raise AssertionError("no two rows sharing a marker in 10,000 games")
+
+
+def shared(first: str, second: str) -> set[str]:
+    """The points two row removals share."""
+    return set(row_points(first)) & set(row_points(second))
+
+
+def row_points(token: str) -> list[str]:
+    """The points of a row removal ``xa-b``: a row runs straight, so column (letter) and
+    number change by equal steps from one end to the other."""
+    (c0, r0), (c1, r1) = ((ord(p[0]), int(p[1:])) for p in token[1:].split("-"))
+    steps = max(abs(c1 - c0), abs(r1 - r0))
+    dc, dr = (c1 - c0) // steps, (r1 - r0) // steps
+    return [f"{chr(c0 + k * dc)}{r0 + k * dr}" for k in range(steps + 1)]
