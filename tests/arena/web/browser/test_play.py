@@ -347,12 +347,14 @@ def test_a_marker_in_two_rows_asks_which_and_a_refused_answer_is_said(
         panel = page.locator("[data-play]")
         expect(panel.get_by_role("status")).to_have_text("Your move: remove a row")
         expect(panel.locator("select option")).to_have_count(2)
+        expect(panel.locator(".play-rows")).to_be_hidden()
         page.locator(f'.play-target[data-point="{point}"]').click()
         expect(panel.locator(".play-rows")).to_contain_text(f"The marker on {point} is in 2 rows")
         first, last = rows[1][1:].split("-")
         panel.get_by_role("button", name=f"Remove {first} to {last}").click()
         answer = json.loads(side.receive(time.monotonic() + 60))
         assert answer == {"type": "action", "action": rows[1]}
+        expect(panel.locator(".play-rows")).to_be_hidden()
         expect(panel.get_by_role("status")).to_have_text("Waiting for boxed-random v1.")
 
         # Another client (a second tab) answers the next request before this page does.
