@@ -291,7 +291,7 @@
         return err;
       })
       .then(function (err) {
-        self.sending = null;
+        if (self.sending === seq) self.sending = null;
         if (!err || err.status === 409) self.answered = Math.max(self.answered, seq);
         if (self.request && self.request.seq <= self.answered) self.request = null;
         self.render();
@@ -373,7 +373,11 @@
 
   Play.prototype.tick = function () {
     var r = this.request;
-    if (!r || !this.section.isConnected) return;
+    if (!this.section.isConnected && this.clockTimer) {
+      window.clearInterval(this.clockTimer); // the finished game's page replaced this one
+      this.clockTimer = null;
+    }
+    if (!r) return;
     var clock = r.message.clock || {};
     var left = (clock.you_ms || 0) - (Date.now() - r.at);
     this.clock.textContent = "Your clock: " + formatClock(left);
