@@ -304,16 +304,21 @@ PLAYABLE = (Match.Status.QUEUED, Match.Status.RUNNING)
 
 def play_side(match: Match, user: Viewer) -> PlaySide | None:
     """The side of ``match`` that ``user`` may play by hand on its page: a remote bot's they
-    manage (White's when both are), while the match is queued or running; None for anyone else
-    (the page then shows no play panel and none of its URLs)."""
+    manage (White's when both are), or their own seat's (a person's, :mod:`arena.games.people`:
+    nobody else plays it, staff included), while the match is queued or running; None for
+    anyone else (the page then shows no play panel and none of its URLs)."""
     if match.status not in PLAYABLE or not user.is_authenticated:
         return None
     for color, version, other in (
         ("white", match.white, match.black),
         ("black", match.black, match.white),
     ):
-        if version.bot.remote and bots.can_manage(user, version.bot):
-            return PlaySide(version.bot.name, color, other.label, user.get_username())
+        bot = version.bot
+        if not bot.remote or not bots.can_manage(user, bot):
+            continue
+        if bot.person and bot.owner_id != user.pk:
+            continue
+        return PlaySide(bot.name, color, other.label, user.get_username())
     return None
 
 

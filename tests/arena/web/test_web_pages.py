@@ -256,6 +256,21 @@ def test_nobody_else_plays_a_remote_side_nor_anyone_an_uploaded_one(
     assert pages.play_side(uploaded, user) is None
 
 
+def test_staff_play_a_remote_bot_but_never_a_persons_seat(
+    by_hand: Match, user: Any, other_user: Any, django_user_model: Any
+) -> None:
+    from arena.bots import services as bot_services
+
+    staff = django_user_model.objects.create_superuser("root", "root@example.net", "pw")
+    assert pages.play_side(by_hand, staff) is not None  # as the API lets them
+    seat = bot_services.seat_of(user)
+    game = queued_match(make_version(other_user, "gamma"), seat, kind=Match.Kind.PERSON)
+    assert pages.play_side(game, staff) is None
+    assert pages.play_side(game, user) == pages.PlaySide(
+        bot=seat.bot.name, color="black", opponent="gamma v1", player=user.username
+    )
+
+
 def test_the_match_page_gives_the_play_panel_and_its_urls_to_the_owner_alone(
     by_hand: Match, user: Any, other_user: Any
 ) -> None:

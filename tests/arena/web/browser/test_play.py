@@ -274,9 +274,15 @@ def test_resigning_ends_the_game_and_the_person_loses(
         expect(page.locator("[data-play]")).to_have_count(0, timeout=TURN_MS)
     assert asked == ["Resign this game? boxed-random v1 wins it."]
     match.refresh_from_db()
-    assert (match.status, match.result) == ("finished", "black"), match.reason
+    assert (match.status, match.result, match.termination, match.fault) == (
+        "finished",
+        "black",
+        "resignation",
+        "",
+    ), match.reason
+    assert match.reason == "white resigned at ply 3"
     moves: Any = MatchRecord.objects.get(match=match).transcript["moves"]
-    assert [m["action"] for m in moves if m["color"] == "white"] == played
+    assert [m["action"] for m in moves if m["color"] == "white"] == [*played, "resign"]
     expect(page.locator(".yinsh-replay .yr-result")).to_contain_text("Black wins")
 
 
