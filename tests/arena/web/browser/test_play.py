@@ -22,6 +22,7 @@ from playwright.sync_api import Page, expect
 
 import engine
 from arena.bots import services as bots
+from arena.bots.models import Bot
 from arena.games import remote
 from arena.games import services as games
 from arena.games.models import Match, MatchRecord, RemoteLine
@@ -165,7 +166,8 @@ def check_record(match: Match, color: str, played: list[str], player: str) -> No
     transcript: Any = MatchRecord.objects.get(match=match).transcript
     assert transcript["players"][color]["ready"]["name"] == player
     moves = transcript["moves"]
-    assert [m["action"] for m in moves if m["color"] == color and not m.get("forced")] == played
+    asked = [m for m in moves if m["color"] == color and not (m.get("forced") or m.get("opening"))]
+    assert [m["action"] for m in asked] == played
     lines = RemoteLine.objects.filter(game__match=match).order_by("pk")
     assert all(line.answer is not None for line in lines[: lines.count() - 1])
 
@@ -207,6 +209,45 @@ def test_a_person_plays_a_whole_game_by_clicking_the_board(
     # The live board became the finished game's replay, with its result.
     expect(page.locator(".yinsh-replay .yr-result")).to_contain_text("wins")
     expect(page.locator("[data-play]")).to_have_count(0)
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_a_person_starts_a_game_on_a_bots_page_and_plays_it_to_the_end(
+    page: Page,
+    site: str,
+    user: Any,
+    other_user: Any,
+    log_in: Any,
+    worker_env: dict[str, str],
+    tmp_path: Path,
+) -> None:
+    """People at the board (arena.games.people): the game a person starts from a bot's page is
+    played on its match page, through the person's seat."""
+    version = make_version(other_user, "friendly-random")
+    Bot.objects.filter(pk=version.bot_id).update(people=True)
+    log_in(user)
+    page.goto(f"{site}/bots/friendly-random/")
+    form = page.get_by_role("region", name="Play friendly-random")
+    form.get_by_label("Variant").select_option("blitz")
+    form.get_by_label("Time").select_option("600+5")
+    form.get_by_label("Your colour").select_option("black")
+    form.get_by_role("button", name="Play").click()
+    expect(page.locator("[data-play] .play-status")).to_have_text("Waiting for the game to start.")
+    match = Match.objects.get(kind=Match.Kind.PERSON)
+    assert page.url.endswith(f"/matches/{match.pk}/")
+    expect(page.get_by_role("region", name="You play Black")).to_be_visible()
+    rng = random.Random(5)
+
+    def choose(actions: list[str]) -> str:
+        token = rng.choice(actions)
+        click_action(page, token)
+        return token
+
+    with remote_worker(worker_env, tmp_path) as log:
+        played = play_whole_game(page, choose, log)
+    check_record(match, "black", played, user.username)
+    expect(page.locator(".yinsh-replay .yr-result")).to_contain_text("wins")
 
 
 @pytest.mark.worker
