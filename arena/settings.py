@@ -260,6 +260,10 @@ REMOTE_LATENCY_MS = env_int("ARENA_REMOTE_LATENCY_MS", 1000)
 PEOPLE_TIME_CONTROLS = env_list("ARENA_PEOPLE_TIME_CONTROLS", ["300+3", "180+2", "60+1", "600+5"])
 #: The longest a remote bot's client waits in one request for work (long polling), seconds.
 REMOTE_WAIT_S = env_int("ARENA_REMOTE_WAIT_SECONDS", 25)
+#: The open ladder pairs a remote bot only while its client asked for work within this many
+#: seconds; when it asked is written at most every ``REMOTE_SEEN_WRITE_S`` seconds.
+REMOTE_SEEN_S = env_int("ARENA_REMOTE_SEEN_SECONDS", 60)
+REMOTE_SEEN_WRITE_S = env_int("ARENA_REMOTE_SEEN_WRITE_SECONDS", 5)
 #: A task not acknowledged within this many seconds is delivered again (Redis); every task's
 #: hard time limit stays below it (tests/arena/test_celery_config.py checks this).
 CELERY_VISIBILITY_TIMEOUT = env_int("ARENA_VISIBILITY_TIMEOUT", 4 * 3600)
@@ -331,6 +335,11 @@ LADDER_VARIANTS = env_list("ARENA_LADDER_VARIANTS", list(engine.VARIANTS))
 LADDER_TIME_CONTROL = env_str("ARENA_LADDER_TIME_CONTROL", "10+0.1")
 #: At most this many ladder matches per variant are queued or running at once.
 LADDER_QUEUE_DEPTH = env_int("ARENA_LADDER_QUEUE_DEPTH", 3)
+#: The open ladder (arena.games.ladder), where remote bots meet the sandboxed bots whose owners
+#: opted in: at most this many of its matches per variant queued or running at once, and their
+#: time control (the ladder's unless set).
+OPEN_LADDER_QUEUE_DEPTH = env_int("ARENA_OPEN_LADDER_QUEUE_DEPTH", 2)
+OPEN_LADDER_TIME_CONTROL = env_str("ARENA_OPEN_LADDER_TIME_CONTROL", LADDER_TIME_CONTROL)
 #: Seasons of the ladder (arena.games.seasons): the share of ladder games that pair bots of
 #: adjacent divisions while a season is open (0 to 1); the bots per division, and how many go
 #: up and down at the end, of a season opened without saying; how often (seconds) a periodic
@@ -394,6 +403,8 @@ SYSTEM_USERNAME = env_str("ARENA_SYSTEM_USER", "arena")
 #: Where the built-in bots are (each a folder with bot.toml).
 BUILTIN_BOTS_DIR = env_path("ARENA_BUILTIN_BOTS", BASE_DIR / "bots")
 BUILTIN_BOTS = env_list("ARENA_BUILTIN_BOT_NAMES", ["random", "greedy", "search"])
+#: The built-in bots registered on the open ladder (so that a remote bot finds opponents).
+BUILTIN_OPEN_LADDER = env_list("ARENA_BUILTIN_OPEN_LADDER", ["random", "greedy"])
 
 #: A version fails often (the owner is warned and told once per variant) when at least this
 #: share of its recent games in a variant (its latest 50, or FAILING_MIN_GAMES if more, since

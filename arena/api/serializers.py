@@ -25,7 +25,7 @@ from arena.games.filters import TERMINATIONS
 from arena.games.models import Match
 from arena.games.reliability import VariantFailures
 from arena.notifications.models import CHOOSABLE, Notification
-from arena.ratings.models import Rating, RatingPoint
+from arena.ratings.models import Ladder, Rating, RatingPoint
 from arena.referee.jsontypes import JSONObject
 from arena.web import pages
 
@@ -200,6 +200,7 @@ class BotSerializer(serializers.ModelSerializer):
             "scheduled_events",
             "analysis",
             "people",
+            "open_ladder",
             "created_at",
             "versions",
         )
@@ -341,6 +342,11 @@ class BotUpdateSerializer(serializers.ModelSerializer):
         required=False,
         help_text="Let logged-in visitors play the bot in their browser (unrated games).",
     )
+    open_ladder = StrictBooleanField(
+        required=False,
+        help_text="Play on the open ladder too, against remote bots (rated there only); a "
+        "sandboxed bot's choice: a remote bot always plays there.",
+    )
 
     class Meta:
         model = Bot
@@ -351,6 +357,7 @@ class BotUpdateSerializer(serializers.ModelSerializer):
             "scheduled_events",
             "analysis",
             "people",
+            "open_ladder",
         )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
@@ -358,7 +365,7 @@ class BotUpdateSerializer(serializers.ModelSerializer):
         if not attrs:
             raise serializers.ValidationError(
                 "nothing to change: give description, rated_challenges, rated_tournaments, "
-                "scheduled_events, analysis or people"
+                "scheduled_events, analysis, people or open_ladder"
             )
         return attrs
 
@@ -465,6 +472,10 @@ class LeaderboardRowSerializer(serializers.ModelSerializer):
     version = serializers.IntegerField(source="version.number")
     version_id = serializers.IntegerField()
     owner = serializers.CharField(source="version.bot.owner.username")
+    kind = serializers.CharField(
+        source="version.bot.kind",
+        help_text="upload: runs in the sandbox; remote: runs on its owner's machine.",
+    )
     score = serializers.FloatField(source="percent", help_text="Points scored, in percent.")
     provisional = serializers.BooleanField(read_only=True, help_text=PROVISIONAL_HELP)
 
@@ -476,6 +487,7 @@ class LeaderboardRowSerializer(serializers.ModelSerializer):
             "version",
             "version_id",
             "owner",
+            "kind",
             "elo",
             "error",
             "games",
@@ -568,11 +580,17 @@ class MatchFilterSerializer(FilterSerializer[MatchFilter]):
 
 class RatingFilter(TypedDict):
     variant: str
+    ladder: str
     all: bool
 
 
 class RatingFilterSerializer(FilterSerializer[RatingFilter]):
     variant = serializers.ChoiceField(choices=Variant.choices, default=Variant("yinsh"))
+    ladder = serializers.ChoiceField(
+        choices=Ladder.choices,
+        default=Ladder.SANDBOX,
+        help_text="sandbox: the ladder; open: the open ladder, where remote bots play.",
+    )
     all = serializers.BooleanField(default=False, help_text="Include retired versions.")
 
 

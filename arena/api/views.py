@@ -46,7 +46,7 @@ from arena.games.models import Match, MatchRecord
 from arena.notifications import services as notifications
 from arena.notifications.models import Notification
 from arena.ratings import services as ratings
-from arena.ratings.models import Rating
+from arena.ratings.models import Ladder, Rating
 from arena.web import logins
 
 
@@ -149,6 +149,7 @@ class BotViewSet(
             rated_tournaments=data.validated_data.get("rated_tournaments"),
             scheduled_events=data.validated_data.get("scheduled_events"),
             analysis=data.validated_data.get("analysis"),
+            open_ladder=data.validated_data.get("open_ladder"),
             people=data.validated_data.get("people"),
         )
         return Response(s.BotSerializer(bot, context=self.get_serializer_context()).data)
@@ -260,7 +261,7 @@ class VersionViewSet(viewsets.ReadOnlyModelViewSet):
     def history(self, request: Request, pk: str) -> Response:
         """The version's rating history (one point per fit that changed its games)."""
         version = self.get_object()
-        qs = version.rating_history.order_by("at")
+        qs = version.rating_history.filter(ladder=Ladder.SANDBOX).order_by("at")
         variant = s.HistoryFilterSerializer.parse(request).get("variant")
         if variant:
             qs = qs.filter(variant=variant)
@@ -345,7 +346,8 @@ class MatchViewSet(viewsets.ReadOnlyModelViewSet):
 
 @extend_schema(tags=["ratings"])
 class RatingViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
-    """The leaderboard of a variant: Elo ratings with 95% intervals, best first."""
+    """The leaderboard of a variant on the ladder (``ladder=sandbox``) or the open ladder
+    (``ladder=open``): Elo ratings with 95% intervals, best first."""
 
     serializer_class = s.LeaderboardRowSerializer
 
@@ -355,7 +357,9 @@ class RatingViewSet(mixins.ListModelMixin, viewsets.GenericViewSet):
 
     def get_queryset(self) -> QuerySet[Rating]:
         p = s.RatingFilterSerializer.parse(self.request)
-        return ratings.leaderboard(p["variant"], include_retired=p["all"])
+        return ratings.leaderboard(
+            p["variant"], ladder=Ladder(p["ladder"]), include_retired=p["all"]
+        )
 
 
 @extend_schema(tags=["notifications"])

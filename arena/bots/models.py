@@ -115,7 +115,8 @@ class Bot(models.Model):
     )
     #: Where its moves come from; set when the bot is registered, it never changes. A remote
     #: bot's and a person's moves arrive over HTTP (arena.games.remote): their versions have no
-    #: archive and no check, and they never join the ladder (the sandbox's limits cannot apply).
+    #: archive and no check, and they never join the ladder (the sandbox's limits cannot apply);
+    #: remote bots play on the open ladder instead.
     kind = models.CharField(
         max_length=8, choices=Kind.choices, default=Kind.UPLOAD, db_default=Kind.UPLOAD
     )
@@ -126,6 +127,18 @@ class Bot(models.Model):
         db_default=False,
         help_text="Let logged-in visitors play this bot in their browser (unrated games).",
     )
+    #: Whether the sandboxed bot plays on the open ladder too (arena.games.ladder), where it
+    #: meets remote bots, rated in the open ladder's space only. A remote bot plays there
+    #: whenever its client is connected, whatever this says.
+    open_ladder = models.BooleanField(
+        default=False,
+        db_default=False,
+        help_text="Play on the open ladder too, against remote bots (rated there only).",
+    )
+    #: When a remote bot's client last asked for work (:func:`arena.games.remote.pending`,
+    #: written every ``REMOTE_SEEN_WRITE_S`` at most): the open ladder pairs it only while
+    #: this is recent (``REMOTE_SEEN_S``).
+    seen_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

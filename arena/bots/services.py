@@ -428,11 +428,18 @@ def update_bot(
     scheduled_events: bool | None = None,
     analysis: bool | None = None,
     people: bool | None = None,
+    open_ladder: bool | None = None,
 ) -> Bot:
     """Change a bot's description, and whether it accepts rated challenges and other
-    people's rated tournaments, enters scheduled tournaments, answers on the analysis board
-    and lets people play it when given (owner only); the name never changes."""
+    people's rated tournaments, enters scheduled tournaments, answers on the analysis board,
+    lets people play it and plays on the open ladder when given (owner only); the name never
+    changes. Only a sandboxed bot chooses the open ladder: a remote bot always plays there."""
     _require_manager(user, bot)
+    if open_ladder is not None and bot.kind != Bot.Kind.UPLOAD:
+        raise UploadError(
+            f"{bot.name} is not a sandboxed bot: a remote bot plays on the open ladder "
+            "whenever its client is connected, and a person's seat never does"
+        )
     bot.description = description.strip()
     fields = ["description"]
     if rated_challenges is not None:
@@ -450,6 +457,9 @@ def update_bot(
     if people is not None:
         bot.people = people
         fields.append("people")
+    if open_ladder is not None:
+        bot.open_ladder = open_ladder
+        fields.append("open_ladder")
     bot.save(update_fields=fields)
     return bot
 
@@ -626,7 +636,8 @@ def register_builtin_bots(
 ) -> list[BotVersion]:
     """Register the built-in bots (trusted, owned by the system user, people may play them) from
     ``bots/``: a new version whenever a bot's files changed. They are checked like any upload.
-    Returns the new versions."""
+    Those of ``BUILTIN_OPEN_LADDER`` are registered on the open ladder too (when first
+    registered: an operator may change it). Returns the new versions."""
     folder = Path(folder or settings.BUILTIN_BOTS_DIR)
     owner = system_user()
     created = []
@@ -646,7 +657,12 @@ def register_builtin_bots(
                 except (tomllib.TOMLDecodeError, UnicodeDecodeError):
                     description = ""
                 bot = Bot.objects.create(
-                    name=name, owner=owner, trusted=True, description=description, people=True
+                    name=name,
+                    owner=owner,
+                    trusted=True,
+                    description=description,
+                    people=True,
+                    open_ladder=name in settings.BUILTIN_OPEN_LADDER,
                 )
             elif bot.owner_id != owner.pk or not bot.trusted:
                 log.error("built-in bot %s: the name belongs to another user; skipped", name)

@@ -48,7 +48,15 @@ class MatchAdmin(admin.ModelAdmin):
 
 @admin.register(RatingState)
 class RatingStateAdmin(admin.ModelAdmin):
-    list_display = ("variant", "results", "fitted", "fitted_at", "fit_seconds", "white_advantage")
+    list_display = (
+        "variant",
+        "ladder",
+        "results",
+        "fitted",
+        "fitted_at",
+        "fit_seconds",
+        "white_advantage",
+    )
     actions = ["refit"]
 
     @admin.action(description="Recompute these ratings from the matches")

@@ -1,17 +1,23 @@
-"""The ladder: keeps rated games flowing between the active versions in every variant, each
+"""The ladders: keep rated games flowing between the active versions in every variant, each
 version only in the variants it declares.
 
-The periodic ``schedule_ladder`` task tops each variant up to ``LADDER_QUEUE_DEPTH`` matches
-queued or running, in pairs of games with the colours reversed from one opening;
-:func:`schedule_variant` chooses who plays whom: within divisions while a season of the variant
-is open (:mod:`arena.games.seasons`). The waiting ladder matches of withdrawn bots and retired
-versions are cancelled by :mod:`arena.games.receivers`.
+There are two (:data:`LADDERS`), each rated in its own space (:class:`Ladder`): the ladder of
+the sandboxed bots, and the open ladder, where remote bots whose client is connected meet the
+sandboxed bots whose owners opted in (``Bot.open_ladder``). The periodic ``schedule_ladder``
+task tops each variant of each up to its depth (``LADDER_QUEUE_DEPTH``,
+``OPEN_LADDER_QUEUE_DEPTH``) of matches queued or running, in pairs of games with the colours
+reversed from one opening; :func:`schedule_variant` chooses who plays whom: on the sandboxed
+ladder within divisions while a season of the variant is open (:mod:`arena.games.seasons`).
+The waiting ladder matches of withdrawn bots and retired versions are cancelled by
+:mod:`arena.games.receivers`.
 """
 
 from __future__ import annotations
 
 import random
 from collections import Counter
+from dataclasses import dataclass
+from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -22,49 +28,107 @@ from arena.bots.models import Bot, BotVersion, playing
 from arena.games import reliability, seasons, services
 from arena.games.models import Match
 from arena.jobs import claims
-from arena.ratings.models import PairStats, Rating
+from arena.ratings.models import Ladder, PairStats, Rating
 
 S = Match.Status
 _IN_FLIGHT = (S.QUEUED, S.RUNNING)
 
 
+@dataclass(frozen=True)
+class LadderRules:
+    """What sets a ladder apart: its rating space, the kind of its matches, who may play there
+    (:meth:`players`), its settings, and whether seasons divide it."""
+
+    ladder: Ladder
+    kind: Match.Kind
+    #: The names of the settings of its depth and time control.
+    depth_setting: str
+    time_control_setting: str
+    seasons: bool
+
+    @property
+    def depth(self) -> int:
+        return int(getattr(settings, self.depth_setting))
+
+    @property
+    def time_control(self) -> str:
+        return str(getattr(settings, self.time_control_setting))
+
+    def players(self) -> Q:
+        """The bots that may play, as a filter on versions: on the sandboxed ladder the
+        sandboxed bots (a remote bot runs outside the sandbox's limits); on the open ladder
+        those whose owners opted in, and the remote bots (never a person's seat) whose client
+        asked for work within ``REMOTE_SEEN_S`` (an absent one would lose every game)."""
+        sandboxed = Q(bot__kind=Bot.Kind.UPLOAD)
+        if self.ladder == Ladder.SANDBOX:
+            return sandboxed
+        seen = timezone.now() - timedelta(seconds=settings.REMOTE_SEEN_S)
+        return (sandboxed & Q(bot__open_ladder=True)) | Q(
+            bot__kind=Bot.Kind.REMOTE, bot__seen_at__gte=seen
+        )
+
+
+LADDERS = {
+    Ladder.SANDBOX: LadderRules(
+        Ladder.SANDBOX, Match.Kind.LADDER, "LADDER_QUEUE_DEPTH", "LADDER_TIME_CONTROL", True
+    ),
+    Ladder.OPEN: LadderRules(
+        Ladder.OPEN,
+        Match.Kind.OPEN,
+        "OPEN_LADDER_QUEUE_DEPTH",
+        "OPEN_LADDER_TIME_CONTROL",
+        False,
+    ),
+}
+
+#: The kinds of the ladders' matches.
+LADDER_KINDS = [rules.kind for rules in LADDERS.values()]
+
+
 def schedule_ladder(rng: random.Random | None = None) -> list[Match]:
-    """Top up every ladder variant's queue to ``LADDER_QUEUE_DEPTH`` matches in flight (one
-    more at most: a pair is never split)."""
+    """Top up every variant of every ladder to its depth of matches in flight (one more at
+    most: a pair is never split)."""
     rng = rng or random.Random()
     created: list[Match] = []
-    for variant in settings.LADDER_VARIANTS:
-        created += schedule_variant(variant, rng=rng)
+    for ladder in LADDERS:
+        for variant in settings.LADDER_VARIANTS:
+            created += schedule_variant(variant, rng=rng, ladder=ladder)
     return created
 
 
 def schedule_variant(
-    variant: str, *, rng: random.Random | None = None, depth: int | None = None
+    variant: str,
+    *,
+    rng: random.Random | None = None,
+    depth: int | None = None,
+    ladder: Ladder = Ladder.SANDBOX,
 ) -> list[Match]:
-    """Queue ladder matches in one variant, a pair at a time, while fewer than ``depth`` are
-    queued or running (so at most ``depth + 1`` are: a pair is never split).
+    """Queue a ladder's matches in one variant, a pair at a time, while fewer than ``depth``
+    (the ladder's setting by default) are queued or running (so at most ``depth + 1`` are: a
+    pair is never split).
 
-    Only the active versions of bots not withdrawn that declare the variant play (both
-    players of every match), except those paused for failing often there
+    Only the active versions of bots not withdrawn that declare the variant and may play on
+    the ladder (:meth:`LadderRules.players`) play (both players of every match), except those
+    paused for failing often there
     (``ARENA_PAUSE_FAILING_VERSIONS``, on by default: until their owner resumes them or their
     recent games are good again, :mod:`arena.games.reliability`). The player with the fewest
     games (counting its games in flight) plays first; its opponent is the one whose rating is
-    closest, weighed against how many games that one has, among the versions of other owners
-    (the same owner's other bots only when nobody else is there). While a season of the variant
-    is open, that opponent comes from the first player's division, or, for a share
-    ``SEASON_CROSS_SHARE`` of the pairings, from the division next to it (:func:`_opponents`).
+    closest on that ladder, weighed against how many games that one has, among the versions of
+    other owners (the same owner's other bots only when nobody else is there). While a season
+    of the variant is open (on the sandboxed ladder: the open ladder has none), that opponent
+    comes from the first player's division, or, for a share ``SEASON_CROSS_SHARE`` of the
+    pairings, from the division next to it (:func:`_opponents`).
     Each pairing is two matches with the colours reversed, from the same seed and opening
     (``OPENING_PLIES`` ring placements drawn with that seed), so that neither side profits from
     an easy start.
     """
     rng = rng or random.Random()
-    depth = settings.LADDER_QUEUE_DEPTH if depth is None else depth
-    tc = settings.LADDER_TIME_CONTROL
+    rules = LADDERS[ladder]
+    depth = rules.depth if depth is None else depth
+    tc = rules.time_control
     created: list[Match] = []
     with transaction.atomic():
-        flying = Match.objects.filter(
-            kind=Match.Kind.LADDER, variant=variant, status__in=_IN_FLIGHT
-        )
+        flying = Match.objects.filter(kind=rules.kind, variant=variant, status__in=_IN_FLIGHT)
         in_flight = flying.count()
         if in_flight >= depth:
             return []
@@ -72,10 +136,9 @@ def schedule_variant(
             BotVersion.objects.filter(
                 playing(variant),
                 reliability.paused_versions(variant),
+                rules.players(),
                 status=BotVersion.Status.ACTIVE,
                 bot__status=Bot.Status.ACTIVE,
-                # A remote bot runs outside the sandbox's limits: never on the ladder.
-                bot__kind=Bot.Kind.UPLOAD,
             ).values_list("pk", "bot__owner_id", "bot_id")
         )
         owners = {pk: owner for pk, owner, _ in found}
@@ -83,13 +146,13 @@ def schedule_variant(
         players = sorted(owners)
         if len(players) < 2:
             return []
-        division = seasons.ladder_divisions(variant, bots)
+        division = seasons.ladder_divisions(variant, bots) if rules.seasons else None
         share = settings.SEASON_CROSS_SHARE
         elo: dict[int, float] = {}
         games: Counter[int] = Counter()
-        for vid, e, g in Rating.objects.filter(variant=variant, version__in=players).values_list(
-            "version_id", "elo", "games"
-        ):
+        for vid, e, g in Rating.objects.filter(
+            ladder=ladder, variant=variant, version__in=players
+        ).values_list("version_id", "elo", "games"):
             elo[vid] = e
             games[vid] = g
         default_elo = sum(elo.values()) / len(elo) if elo else settings.RATING_ANCHOR_ELO
@@ -118,13 +181,13 @@ def schedule_variant(
                 for v in others
             ]
             b = min(scored)[2]
-            white, black = _colours(variant, a, b, colours, rng)
+            white, black = _colours(ladder, variant, a, b, colours, rng)
             for m in services.create_pair(
                 variant,
                 white,
                 black,
                 seed=rng.randrange(2**31),
-                kind=Match.Kind.LADDER,
+                kind=rules.kind,
                 status=S.QUEUED,
                 queued_at=timezone.now(),
                 time_control=tc,
@@ -166,13 +229,18 @@ def _opponents(
 
 
 def _colours(
-    variant: str, a: int, b: int, in_flight: Counter[tuple[int, int]], rng: random.Random
+    ladder: Ladder,
+    variant: str,
+    a: int,
+    b: int,
+    in_flight: Counter[tuple[int, int]],
+    rng: random.Random,
 ) -> tuple[int, int]:
     """(white, black) of a pairing's first game: whoever had white less often in this pair
     (a game of a pair may have been cancelled), else either at random."""
     played = dict.fromkeys([(a, b), (b, a)], 0)
     for w, bl, wins, draws, losses in PairStats.objects.filter(
-        Q(white_id=a, black_id=b) | Q(white_id=b, black_id=a), variant=variant
+        Q(white_id=a, black_id=b) | Q(white_id=b, black_id=a), ladder=ladder, variant=variant
     ).values_list("white_id", "black_id", "wins", "draws", "losses"):
         played[w, bl] = wins + draws + losses
     ab = played[a, b] + in_flight[a, b]

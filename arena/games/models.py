@@ -24,6 +24,7 @@ from arena.bots.models import Bot, BotVersion, Variant
 from arena.games.signals import match_closed
 from arena.jobs import limits
 from arena.jobs.models import ClaimedWork
+from arena.ratings.models import Ladder
 from arena.referee.jsontypes import JSONObject
 from arena.referee.outcomes import Failure
 
@@ -52,6 +53,9 @@ class Match(ClaimedWork):
         CHALLENGE = "challenge", "challenge"
         #: A person's game against a bot, played in the browser (arena.games.people).
         PERSON = "person", "against a person"
+        #: A game of the open ladder, where remote bots play (arena.games.ladder), rated in
+        #: the open ladder's own rating space.
+        OPEN = "open", "open ladder"
 
     class Result(models.TextChoices):
         WHITE = "white", "1-0"
@@ -167,6 +171,21 @@ class Match(ClaimedWork):
         """A game with a remote player waits for its moves over HTTP: it is played on the
         remote queue, whose worker waits in threads, never in a sandboxed game's process."""
         return settings.REMOTE_QUEUE if self.has_remote_player() else None
+
+    @property
+    def rating_space(self) -> Ladder:
+        """The ladder whose ratings count it if rated: the open ladder's its own games, the
+        sandboxed ladder's every other (:meth:`rating_spaces`)."""
+        return Ladder.OPEN if self.kind == self.Kind.OPEN else Ladder.SANDBOX
+
+    @classmethod
+    def rating_spaces(cls) -> models.Case:
+        """:attr:`rating_space` in a query (an annotation), for counting in the database."""
+        return models.Case(
+            models.When(kind=cls.Kind.OPEN, then=models.Value(Ladder.OPEN.value)),
+            default=models.Value(Ladder.SANDBOX.value),
+            output_field=models.CharField(),
+        )
 
     @classmethod
     def released(cls, reason: str) -> dict[str, object]:

@@ -9,10 +9,11 @@ from arena.games.models import Match
 
 
 def cancel_ladder_matches(sender: object, *, version_ids: list[int], **kwargs: object) -> None:
-    """The ladder matches not started yet of versions that stopped playing on the ladder (a
+    """The ladders' matches not started yet of versions that stopped playing on the ladder (a
     withdrawn bot's, a retired version's) are cancelled: only active versions play there."""
     waiting = Match.objects.filter(
-        kind=Match.Kind.LADDER, status__in=[Match.Status.PENDING, Match.Status.QUEUED]
+        kind__in=[Match.Kind.LADDER, Match.Kind.OPEN],
+        status__in=[Match.Status.PENDING, Match.Status.QUEUED],
     )
     waiting.filter(white__in=version_ids).update(status=Match.Status.CANCELLED)
     waiting.filter(black__in=version_ids).update(status=Match.Status.CANCELLED)

@@ -25,9 +25,11 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
+from datetime import timedelta
 
+from django.conf import settings
 from django.db import transaction
-from django.db.models import F, QuerySet
+from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from arena.bots.models import Bot
@@ -241,7 +243,9 @@ def _open_games(bot: Bot) -> list[Pending]:
 def pending(bot: Bot, *, since: int, wait_s: float) -> tuple[list[Pending], int]:
     """The bot's open games and their lines waiting for an answer, with the cursor to pass as
     ``since`` next time (the newest line's ``seq``). Waits up to ``wait_s`` seconds (a long
-    poll) while no line newer than ``since`` waits."""
+    poll) while no line newer than ``since`` waits. Notes that the bot's client is there
+    (:func:`mark_seen`)."""
+    mark_seen(bot)
     deadline = time.monotonic() + max(0.0, wait_s)
     while True:
         games = _open_games(bot)
@@ -249,6 +253,16 @@ def pending(bot: Bot, *, since: int, wait_s: float) -> tuple[list[Pending], int]
         if newest > since or time.monotonic() >= deadline:
             return games, max(newest, since)
         time.sleep(POLL_S * 2)
+
+
+def mark_seen(bot: Bot) -> None:
+    """Note that the bot's client asked for work now (:attr:`Bot.seen_at`, which the open
+    ladder reads): one guarded ``UPDATE``, written at most every ``REMOTE_SEEN_WRITE_S``."""
+    now = timezone.now()
+    stale = now - timedelta(seconds=settings.REMOTE_SEEN_WRITE_S)
+    Bot.objects.filter(Q(seen_at__isnull=True) | Q(seen_at__lt=stale), pk=bot.pk).update(
+        seen_at=now
+    )
 
 
 def _live(games: QuerySet[RemoteGame]) -> QuerySet[RemoteGame]:

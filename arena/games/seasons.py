@@ -39,7 +39,7 @@ from arena.bots.models import Bot, BotVersion, Variant, playing
 from arena.core.errors import Refused
 from arena.games.downloads import Download
 from arena.games.models import Match, Season, SeasonEntry
-from arena.ratings.models import Rating
+from arena.ratings.models import Ladder, Rating
 
 __all__ = [
     "CSV_TYPE",
@@ -221,9 +221,9 @@ def _by_rating(variant: str, bots: dict[int, int]) -> list[int]:
     """``bots`` (bot id -> version id) best first by their versions' ratings in ``variant``;
     those not rated yet after them, in the order they were registered."""
     elo = dict(
-        Rating.objects.filter(variant=variant, version__in=list(bots.values())).values_list(
-            "version_id", "elo"
-        )
+        Rating.objects.filter(
+            ladder=Ladder.SANDBOX, variant=variant, version__in=list(bots.values())
+        ).values_list("version_id", "elo")
     )
     return sorted(bots, key=lambda b: (bots[b] not in elo, -elo.get(bots[b], 0.0), b))
 
@@ -472,7 +472,7 @@ def _versions(bot_ids: list[int], variant: str) -> dict[int, tuple[BotVersion, f
             chosen[v.bot_id] = v
     elo = dict(
         Rating.objects.filter(
-            variant=variant, version__in=[v.pk for v in chosen.values()]
+            ladder=Ladder.SANDBOX, variant=variant, version__in=[v.pk for v in chosen.values()]
         ).values_list("version_id", "elo")
     )
     return {b: (v, elo.get(v.pk)) for b, v in chosen.items()}

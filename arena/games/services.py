@@ -211,7 +211,13 @@ def finish(match_id: int, attempt: int, result: GameResult, *, match: Match | No
             "variant", "white", "black", "rated", "tournament", "kind"
         ).get(pk=match_id)
         if not result.aborted and m.rated:
-            ratings.count_result(m.variant, m.white_id, m.black_id, result.outcome.result.value)
+            ratings.count_result(
+                m.variant,
+                m.white_id,
+                m.black_id,
+                result.outcome.result.value,
+                ladder=m.rating_space,
+            )
         closed(match_id)
         # A person's closed page is no bot's failure: games against people are not watched.
         if not result.aborted and m.kind != Match.Kind.PERSON:

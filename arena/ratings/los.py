@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from arena import stats
 from arena.ratings import services as ratings
-from arena.ratings.models import PairStats, Rating
+from arena.ratings.models import Ladder, PairStats, Rating
 
 #: How many of the top versions a leaderboard's table compares.
 TOP = 10
@@ -49,13 +49,20 @@ class LosTable:
         return list(zip(self.rows, self.cells, strict=True))
 
 
-def table(variant: str, *, top: int = TOP, include_retired: bool = False) -> LosTable:
-    """The LOS table of the variant's leaderboard's first ``top`` versions (two queries)."""
-    rows = list(ratings.leaderboard(variant, include_retired=include_retired)[:top])
+def table(
+    variant: str,
+    *,
+    ladder: Ladder = Ladder.SANDBOX,
+    top: int = TOP,
+    include_retired: bool = False,
+) -> LosTable:
+    """The LOS table of the variant's leaderboard's first ``top`` versions on the ladder (two
+    queries)."""
+    rows = list(ratings.leaderboard(variant, ladder=ladder, include_retired=include_retired)[:top])
     ids = [r.version_id for r in rows]
     counts: dict[tuple[int, int], list[int]] = {}
     for white, black, wins, draws, losses in PairStats.objects.filter(
-        variant=variant, white__in=ids, black__in=ids
+        ladder=ladder, variant=variant, white__in=ids, black__in=ids
     ).values_list("white_id", "black_id", "wins", "draws", "losses"):
         for me, other, won, lost in ((white, black, wins, losses), (black, white, losses, wins)):
             c = counts.setdefault((me, other), [0, 0, 0])

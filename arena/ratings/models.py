@@ -2,6 +2,10 @@
 written), and the ratings fitted from them (:class:`Rating`, the cached leaderboard, and
 :class:`RatingPoint`, each version's history), with the state of each variant's fit.
 
+Each ladder (:class:`Ladder`) has its own rating space in every variant: the sandboxed
+ladder's (every rated game but the open ladder's) and the open ladder's, where remote bots
+meet the sandboxed bots whose owners opted in. Every row names its ladder.
+
 Their tables kept the names they had when the games app held them.
 """
 
@@ -13,9 +17,25 @@ from django.db import models
 from arena.bots.models import BotVersion, Variant
 
 
+class Ladder(models.TextChoices):
+    """A rating space of every variant: who plays there, and whose ratings those are."""
+
+    #: Sandboxed bots only: the ladder, tournaments, tests, qualification games.
+    SANDBOX = "sandbox", "ladder"
+    #: Remote bots, and the sandboxed bots whose owners opted in (``Bot.open_ladder``).
+    OPEN = "open", "open ladder"
+
+
+def _ladder_field() -> models.CharField[str, str]:
+    return models.CharField(
+        max_length=7, choices=Ladder.choices, default=Ladder.SANDBOX, db_default=Ladder.SANDBOX
+    )
+
+
 class PairStats(models.Model):
     """Rated results of ``white`` against ``black`` in a variant, from white's side."""
 
+    ladder = _ladder_field()
     variant = models.CharField(max_length=10, choices=Variant.choices)
     white = models.ForeignKey(BotVersion, models.CASCADE, related_name="+")
     black = models.ForeignKey(BotVersion, models.CASCADE, related_name="+")
@@ -29,7 +49,7 @@ class PairStats(models.Model):
         verbose_name_plural = "pair statistics"
         constraints = [
             models.UniqueConstraint(
-                fields=["variant", "white", "black"], name="pairstats_unique_pair"
+                fields=["ladder", "variant", "white", "black"], name="pairstats_unique_pair"
             ),
         ]
 
@@ -44,9 +64,11 @@ class PairStats(models.Model):
 
 
 class RatingState(models.Model):
-    """Per variant: how many rated results were written, and how many the ratings include."""
+    """Per ladder and variant: how many rated results were written, and how many the ratings
+    include."""
 
-    variant = models.CharField(max_length=10, choices=Variant.choices, primary_key=True)
+    ladder = _ladder_field()
+    variant = models.CharField(max_length=10, choices=Variant.choices)
     results = models.PositiveBigIntegerField(default=0)
     fitted = models.PositiveBigIntegerField(default=0)
     fitted_at = models.DateTimeField(null=True, blank=True)
@@ -55,9 +77,12 @@ class RatingState(models.Model):
 
     class Meta:
         db_table = "games_ratingstate"
+        constraints = [
+            models.UniqueConstraint(fields=["ladder", "variant"], name="ratingstate_unique"),
+        ]
 
     def __str__(self) -> str:
-        return f"{self.variant}: {self.fitted}/{self.results} results fitted"
+        return f"{self.variant} ({self.ladder}): {self.fitted}/{self.results} results fitted"
 
     @property
     def unfitted(self) -> int:
@@ -68,6 +93,7 @@ class RatingState(models.Model):
 class Rating(models.Model):
     """A bot version's current rating in a variant (the cached leaderboard, rebuilt per fit)."""
 
+    ladder = _ladder_field()
     variant = models.CharField(max_length=10, choices=Variant.choices)
     version = models.ForeignKey(BotVersion, models.CASCADE, related_name="ratings")
     elo = models.FloatField()
@@ -81,11 +107,11 @@ class Rating(models.Model):
 
     class Meta:
         db_table = "games_rating"
-        ordering = ["variant", "rank"]
+        ordering = ["ladder", "variant", "rank"]
         constraints = [
-            models.UniqueConstraint(fields=["variant", "version"], name="rating_unique"),
+            models.UniqueConstraint(fields=["ladder", "variant", "version"], name="rating_unique"),
         ]
-        indexes = [models.Index(fields=["variant", "rank"], name="rating_rank_idx")]
+        indexes = [models.Index(fields=["ladder", "variant", "rank"], name="rating_rank_idx")]
 
     def __str__(self) -> str:
         interval = f"± {self.error:.0f}" if self.error is not None else "(interval unknown)"
@@ -105,6 +131,7 @@ class Rating(models.Model):
 class RatingPoint(models.Model):
     """One point of a version's rating history (kept when its games changed since the last)."""
 
+    ladder = _ladder_field()
     variant = models.CharField(max_length=10, choices=Variant.choices)
     version = models.ForeignKey(BotVersion, models.CASCADE, related_name="rating_history")
     at = models.DateTimeField()

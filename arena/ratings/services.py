@@ -1,10 +1,13 @@
-"""Ratings, cached per variant: fitted from the per-pair result counts (:mod:`arena.stats.rating`).
+"""Ratings, cached per ladder and variant (each ladder is a rating space of its own,
+:class:`arena.ratings.models.Ladder`): fitted from the per-pair result counts
+(:mod:`arena.stats.rating`).
 
 Each rated result is counted (:func:`count_result`) in the transaction that writes it. A fit is
 a pure function of those counts, so it can run at any time, as often as wanted: :func:`refresh`
 runs when new results arrived since the last fit (a periodic task, every ``RATING_INTERVAL_S``);
 :func:`arena.games.recount.recount_results` counts them again from the matches themselves.
-The built-in ``RATING_ANCHOR_BOT`` (``random``) is held at ``RATING_ANCHOR_ELO``.
+The built-in ``RATING_ANCHOR_BOT`` (``random``) is held at ``RATING_ANCHOR_ELO``; in a space
+where it has no results (the open ladder's, unless it plays there) the mean rating is.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from arena.bots.models import Bot, BotVersion
-from arena.ratings.models import PairStats, Rating, RatingPoint, RatingState
+from arena.ratings.models import Ladder, PairStats, Rating, RatingPoint, RatingState
 from arena.stats import rating
 
 log = logging.getLogger(__name__)
@@ -34,6 +37,7 @@ RESULT_FIELD = {"white": "wins", "draw": "draws", "black": "losses"}
 @dataclass
 class FitReport:
     variant: str
+    ladder: Ladder
     players: int
     pairs: int
     results: int
@@ -50,42 +54,44 @@ def anchor_version_id() -> int | None:
     return active or versions.order_by("-number").values_list("pk", flat=True).first()
 
 
-def fit_state(variant: str) -> RatingState | None:
-    """When the variant's ratings were last fitted, and how many results they include of those
-    written (None before its first result)."""
-    return RatingState.objects.filter(variant=variant).first()
+def fit_state(variant: str, ladder: Ladder = Ladder.SANDBOX) -> RatingState | None:
+    """When the variant's ratings on the ladder were last fitted, and how many results they
+    include of those written (None before its first result)."""
+    return RatingState.objects.filter(ladder=ladder, variant=variant).first()
 
 
-def refresh(variant: str, *, force: bool = False) -> FitReport | None:
-    """Fit the variant's ratings again if results arrived since the last fit (or ``force``).
+def refresh(
+    variant: str, *, ladder: Ladder = Ladder.SANDBOX, force: bool = False
+) -> FitReport | None:
+    """Fit the variant's ratings on the ladder again if results arrived there since the last
+    fit (or ``force``).
 
-    Replaces the variant's :class:`Rating` rows and adds a :class:`RatingPoint` for every
-    version whose number of games changed.
+    Replaces the variant's :class:`Rating` rows of the ladder and adds a :class:`RatingPoint`
+    for every version whose number of games changed.
     """
-    state, _ = RatingState.objects.get_or_create(variant=variant)
+    space = {"ladder": ladder, "variant": variant}
+    state, _ = RatingState.objects.get_or_create(**space)
     target = state.results
     if not force and target == state.fitted:
         return None
     started = time.perf_counter()
-    fitted = _fit(variant, state)
+    fitted = _fit(ladder, variant, state)
     now = timezone.now()
     with transaction.atomic():
-        # One writer per variant at a time (the row lock), so two fits cannot interleave.
-        RatingState.objects.select_for_update().get(variant=variant)
+        # One writer per space at a time (the row lock), so two fits cannot interleave.
+        RatingState.objects.select_for_update().get(**space)
         # A version gets a history point when its games changed since the last fit.
-        before = dict(Rating.objects.filter(variant=variant).values_list("version_id", "games"))
+        before = dict(Rating.objects.filter(**space).values_list("version_id", "games"))
         # A retired version keeps the rating it had when it retired (its row is written back
         # as it was); its results still inform everyone else's.
         frozen = {
             r.version_id: r
-            for r in Rating.objects.filter(
-                variant=variant, version__status=BotVersion.Status.RETIRED
-            )
+            for r in Rating.objects.filter(**space, version__status=BotVersion.Status.RETIRED)
         }
         written = [
             frozen.get(version_id)
             or Rating(
-                variant=variant,
+                **space,
                 version_id=version_id,
                 elo=elo,
                 error=_finite(error),
@@ -97,11 +103,11 @@ def refresh(variant: str, *, force: bool = False) -> FitReport | None:
         written.sort(key=lambda r: -r.elo)
         for rank, row in enumerate(written, 1):
             row.pk, row.rank = None, rank
-        Rating.objects.filter(variant=variant).delete()
+        Rating.objects.filter(**space).delete()
         Rating.objects.bulk_create(written)
         RatingPoint.objects.bulk_create(
             RatingPoint(
-                variant=variant,
+                **space,
                 version_id=r.version_id,
                 at=now,
                 elo=r.elo,
@@ -112,13 +118,13 @@ def refresh(variant: str, *, force: bool = False) -> FitReport | None:
             if r.version_id not in frozen and before.get(r.version_id) != r.games
         )
         elapsed = time.perf_counter() - started
-        RatingState.objects.filter(variant=variant).update(
+        RatingState.objects.filter(**space).update(
             fitted=target,
             fitted_at=timezone.now(),  # after the rows' updated_at
             white_advantage=fitted.white_advantage,
             fit_seconds=elapsed,
         )
-    return FitReport(variant, len(written), fitted.pairs, target, elapsed)
+    return FitReport(variant, ladder, len(written), fitted.pairs, target, elapsed)
 
 
 @dataclass
@@ -129,12 +135,12 @@ class _Fitted:
     pairs: int
 
 
-def _fit(variant: str, state: RatingState) -> _Fitted:
-    """Fit the variant's pair counts (read as arrays: no object per pair), starting from the
-    stored ratings and first-player advantage (the last fit: a few iterations instead of
-    several; the answer does not depend on the start)."""
+def _fit(ladder: Ladder, variant: str, state: RatingState) -> _Fitted:
+    """Fit the variant's pair counts on the ladder (read as arrays: no object per pair),
+    starting from the stored ratings and first-player advantage (the last fit: a few
+    iterations instead of several; the answer does not depend on the start)."""
     counts = np.array(
-        PairStats.objects.filter(variant=variant)
+        PairStats.objects.filter(ladder=ladder, variant=variant)
         .exclude(white=F("black"))
         .values_list("white_id", "black_id", "wins", "draws", "losses"),
         dtype=np.int64,
@@ -145,7 +151,9 @@ def _fit(variant: str, state: RatingState) -> _Fitted:
     n = len(ids)
     anchor = anchor_version_id()
     fixed = int(np.searchsorted(ids, anchor)) if anchor is not None and anchor in ids else None
-    stored = dict(Rating.objects.filter(variant=variant).values_list("version_id", "elo"))
+    stored = dict(
+        Rating.objects.filter(ladder=ladder, variant=variant).values_list("version_id", "elo")
+    )
     start = None
     if n and stored:
         ref_id = int(ids[fixed if fixed is not None else 0])
@@ -176,8 +184,11 @@ def _fit(variant: str, state: RatingState) -> _Fitted:
     return _Fitted(rows, result.white_advantage, len(counts))
 
 
-def count_result(variant: str, white_id: int, black_id: int, result: str) -> None:
-    """Add one rated result to its pair's counts and to the variant's result counter.
+def count_result(
+    variant: str, white_id: int, black_id: int, result: str, *, ladder: Ladder = Ladder.SANDBOX
+) -> None:
+    """Add one rated result to its pair's counts and to the variant's result counter, in the
+    ladder's rating space (:attr:`arena.games.models.Match.rating_space`).
 
     Called inside the transaction that writes the result; the ratings follow at the next fit
     (:func:`arena.ratings.services.refresh`, every ``RATING_INTERVAL_S``). A version against
@@ -186,20 +197,19 @@ def count_result(variant: str, white_id: int, black_id: int, result: str) -> Non
     if white_id == black_id:
         return
     name = RESULT_FIELD[result]
-    pair = PairStats.objects.filter(variant=variant, white_id=white_id, black_id=black_id)
+    space = {"ladder": ladder, "variant": variant}
+    pair = PairStats.objects.filter(**space, white_id=white_id, black_id=black_id)
     if not pair.update(**{name: F(name) + 1}):
         try:
             with transaction.atomic():
-                PairStats.objects.create(
-                    variant=variant, white_id=white_id, black_id=black_id, **{name: 1}
-                )
+                PairStats.objects.create(**space, white_id=white_id, black_id=black_id, **{name: 1})
         except IntegrityError:  # created by another worker meanwhile
             pair.update(**{name: F(name) + 1})
-    state = RatingState.objects.filter(variant=variant)
+    state = RatingState.objects.filter(**space)
     if not state.update(results=F("results") + 1):
         try:
             with transaction.atomic():
-                RatingState.objects.create(variant=variant, results=1)
+                RatingState.objects.create(**space, results=1)
         except IntegrityError:
             state.update(results=F("results") + 1)
 
@@ -209,22 +219,25 @@ def _finite(x: float) -> float | None:
 
 
 def refresh_all(*, force: bool = False) -> list[FitReport]:
-    """Refresh every variant that has results."""
-    variants = set(RatingState.objects.values_list("variant", flat=True))
+    """Refresh every variant of every ladder that has results."""
+    spaces = set(RatingState.objects.values_list("ladder", "variant"))
     if force:
-        variants |= set(PairStats.objects.values_list("variant", flat=True).distinct())
+        spaces |= set(PairStats.objects.values_list("ladder", "variant").distinct())
     out = []
-    for v in sorted(variants):
-        report = refresh(v, force=force)
+    for ladder, v in sorted(spaces):
+        report = refresh(v, ladder=Ladder(ladder), force=force)
         if report:
             out.append(report)
     return out
 
 
-def leaderboard(variant: str, *, include_retired: bool = False) -> QuerySet[Rating]:
-    """The variant's cached ratings, best first, with the version, bot and owner joined."""
+def leaderboard(
+    variant: str, *, ladder: Ladder = Ladder.SANDBOX, include_retired: bool = False
+) -> QuerySet[Rating]:
+    """The variant's cached ratings on the ladder, best first, with the version, bot and owner
+    joined."""
     qs = (
-        Rating.objects.filter(variant=variant)
+        Rating.objects.filter(ladder=ladder, variant=variant)
         .select_related("version__bot__owner")
         .order_by("rank")
     )

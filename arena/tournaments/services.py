@@ -44,7 +44,7 @@ from arena.jobs import roles
 from arena.jobs.limits import match_time_control
 from arena.notifications.models import Event
 from arena.notifications.services import notify
-from arena.ratings.models import Rating
+from arena.ratings.models import Ladder, Rating
 from arena.referee import formats
 from arena.tournaments import limits
 from arena.tournaments.models import Bye, Entry, Tournament
@@ -235,9 +235,9 @@ def by_rating(versions: Sequence[BotVersion], variant: str) -> list[BotVersion]:
     """The versions by their current rating in the variant, highest first; the unrated after
     them, in the order given."""
     elo = dict(
-        Rating.objects.filter(variant=variant, version__in=versions).values_list(
-            "version_id", "elo"
-        )
+        Rating.objects.filter(
+            ladder=Ladder.SANDBOX, variant=variant, version__in=versions
+        ).values_list("version_id", "elo")
     )
     return sorted(versions, key=lambda v: (v.pk not in elo, -elo.get(v.pk, 0.0)))
 

@@ -153,6 +153,7 @@ class BotEditForm(forms.ModelForm):
             "scheduled_events",
             "analysis",
             "people",
+            "open_ladder",
         )
         widgets = {"description": forms.Textarea(attrs={"rows": 4})}
         labels = {
@@ -161,6 +162,7 @@ class BotEditForm(forms.ModelForm):
             "scheduled_events": "Enter scheduled tournaments",
             "analysis": "Answer on the analysis board",
             "people": "Let people play it",
+            "open_ladder": "Play on the open ladder",
         }
         help_texts = {
             "rated_tournaments": "Let other people include this bot in rated tournaments (your "
@@ -173,6 +175,8 @@ class BotEditForm(forms.ModelForm):
             "standard error).",
             "people": "Logged-in visitors may play its active version in their browser, from "
             "its page (unrated games, listed on its page under “Against people”).",
+            "open_ladder": "Play on the open ladder too, against remote bots (programs on "
+            "their owners' machines): those games count in the open ladder's ratings only.",
         }
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -180,6 +184,8 @@ class BotEditForm(forms.ModelForm):
         if self.instance.remote:
             # Its program is not on the arena: the analysis board cannot ask it.
             del self.fields["analysis"]
+            # A remote bot always plays on the open ladder (while its client is connected).
+            del self.fields["open_ladder"]
 
 
 class BotChoiceField(forms.ModelMultipleChoiceField):

@@ -21,7 +21,7 @@ from arena.bots import services as bots
 from arena.bots.models import Bot, BotVersion, Variant
 from arena.games import privacy, reliability, seasons
 from arena.games.models import Match, MatchRecord, SeasonEntry
-from arena.ratings.models import Rating, RatingPoint
+from arena.ratings.models import Ladder, Rating, RatingPoint
 from arena.referee.jsontypes import JSONObject
 from arena.referee.outcomes import COUNTED
 from arena.referee.redaction import PlayerLog, player_logs
@@ -203,9 +203,11 @@ def bot_page(bot: Bot, user: Viewer) -> BotPage:
 
 
 def _ratings(versions: list[BotVersion]) -> dict[int, list[Rating]]:
-    """Each version's current ratings, by variant."""
+    """Each version's current ratings on the ladder, by variant."""
     out: dict[int, list[Rating]] = defaultdict(list)
-    for r in Rating.objects.filter(version__in=[v.pk for v in versions]).order_by("variant"):
+    for r in Rating.objects.filter(
+        ladder=Ladder.SANDBOX, version__in=[v.pk for v in versions]
+    ).order_by("variant"):
         out[r.version_id].append(r)
     return out
 
@@ -219,7 +221,7 @@ def _charts(
         lambda: defaultdict(list)
     )
     for vid, variant, at, elo, error in (
-        RatingPoint.objects.filter(version__in=list(labels))
+        RatingPoint.objects.filter(ladder=Ladder.SANDBOX, version__in=list(labels))
         .order_by("at")
         .values_list("version_id", "variant", "at", "elo", "error")
     ):

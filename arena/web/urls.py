@@ -25,6 +25,12 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("leaderboard/", RedirectView.as_view(url="/leaderboard/yinsh/"), name="leaderboards"),
     path("leaderboard/<str:variant>/", views.leaderboard, name="leaderboard"),
+    path(
+        "leaderboard/<str:variant>/open/",
+        views.leaderboard,
+        {"ladder": "open"},
+        name="open-leaderboard",
+    ),
     path("bots/", views.bot_list, name="bots"),
     path("bots/<slug:name>/", views.bot_detail, name="bot"),
     path("bots/<slug:key>/events", events.thing_events, {"kind": "bot"}, name="bot-events"),

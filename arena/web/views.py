@@ -36,6 +36,7 @@ from arena.games.replay import replay_frames
 from arena.notifications import services as notifications
 from arena.ratings import los
 from arena.ratings import services as ratings
+from arena.ratings.models import Ladder
 from arena.tournaments import services as tournaments
 from arena.tournaments.models import Tournament
 from arena.web import events, forms, pages
@@ -130,10 +131,15 @@ def token(request: AuthenticatedHttpRequest) -> HttpResponse:
 # ----------------------------------------------------------------------------- leaderboard
 
 
-def leaderboard(request: HttpRequest, variant: str = "yinsh") -> HttpResponse:
+def leaderboard(
+    request: HttpRequest, variant: str = "yinsh", ladder: str = Ladder.SANDBOX
+) -> HttpResponse:
+    """A variant's leaderboard on the ladder, or on the open ladder (``ladder="open"``), where
+    remote bots play."""
     variant = _variant(variant)
+    space = Ladder(ladder)
     include_retired = request.GET.get("all") == "1"
-    rows = ratings.leaderboard(variant, include_retired=include_retired)
+    rows = ratings.leaderboard(variant, ladder=space, include_retired=include_retired)
     page = Paginator(rows, LEADERBOARD_PAGE).get_page(request.GET.get("page"))
     first = (page.number - 1) * LEADERBOARD_PAGE
     return render(
@@ -146,15 +152,16 @@ def leaderboard(request: HttpRequest, variant: str = "yinsh") -> HttpResponse:
             "page": page,
             "rows": [(first + i + 1, r) for i, r in enumerate(page.object_list)],
             "include_retired": include_retired,
-            "los": los.table(variant, include_retired=include_retired)
+            "open": space == Ladder.OPEN,
+            "los": los.table(variant, ladder=space, include_retired=include_retired)
             if page.number == 1
             else None,
-            "fit": ratings.fit_state(variant),
+            "fit": ratings.fit_state(variant, space),
             "fit_interval": settings.RATING_INTERVAL_S,
             "anchor": settings.RATING_ANCHOR_BOT,
             "anchor_elo": settings.RATING_ANCHOR_ELO,
             "provisional_games": settings.RATING_PROVISIONAL_GAMES,
-            "season": seasons.open_season_of(variant),
+            "season": seasons.open_season_of(variant) if space == Ladder.SANDBOX else None,
         },
     )
 
@@ -307,6 +314,7 @@ def bot_edit(request: AuthenticatedHttpRequest, name: str) -> HttpResponse:
             scheduled_events=form.cleaned_data["scheduled_events"],
             analysis=form.cleaned_data.get("analysis"),
             people=form.cleaned_data["people"],
+            open_ladder=form.cleaned_data.get("open_ladder"),
         )
         return redirect(bot)
     return render(request, "web/bot_edit.html", {"form": form, "bot": bot})
