@@ -16,6 +16,7 @@ import logging
 import math
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from django.conf import settings
@@ -69,7 +70,7 @@ def refresh(
     Replaces the variant's :class:`Rating` rows of the ladder and adds a :class:`RatingPoint`
     for every version whose number of games changed.
     """
-    space = {"ladder": ladder, "variant": variant}
+    space: dict[str, Any] = {"ladder": ladder, "variant": variant}
     state, _ = RatingState.objects.get_or_create(**space)
     target = state.results
     if not force and target == state.fitted:
@@ -197,7 +198,7 @@ def count_result(
     if white_id == black_id:
         return
     name = RESULT_FIELD[result]
-    space = {"ladder": ladder, "variant": variant}
+    space: dict[str, Any] = {"ladder": ladder, "variant": variant}
     pair = PairStats.objects.filter(**space, white_id=white_id, black_id=black_id)
     if not pair.update(**{name: F(name) + 1}):
         try:

@@ -347,7 +347,7 @@ def test_a_patch_that_names_nothing_to_change_is_refused(user: Any) -> None:
         assert r.status_code == 400
         assert r.json()["detail"] == (
             "nothing to change: give description, rated_challenges, rated_tournaments, "
-            "scheduled_events, analysis or people"
+            "scheduled_events, analysis, people or open_ladder"
         )
     assert Bot.objects.get(name="mine").description == "kept"
     r = c.patch("/api/bots/mine/", {"description": "new"}, format="multipart")

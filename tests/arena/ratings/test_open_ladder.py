@@ -33,9 +33,7 @@ def opted_in(owner: Any, name: str) -> BotVersion:
 def connected(owner: Any, name: str, *, ago_s: float = 0) -> BotVersion:
     """A remote bot whose client last asked for work ``ago_s`` seconds ago."""
     version = bots.create_remote_bot(owner, name)
-    Bot.objects.filter(pk=version.bot_id).update(
-        seen_at=timezone.now() - timedelta(seconds=ago_s)
-    )
+    Bot.objects.filter(pk=version.bot_id).update(seen_at=timezone.now() - timedelta(seconds=ago_s))
     return version
 
 
@@ -118,9 +116,7 @@ def test_waiting_open_ladder_matches_of_a_withdrawn_bot_are_cancelled(
     near = opted_in(other_user, "near")
     made = schedule_open()
     bots.delete_bot(other_user, near.bot)  # it has matches: withdrawn
-    assert {m.status for m in Match.objects.filter(pk__in=[m.pk for m in made])} == {
-        S.CANCELLED
-    }
+    assert {m.status for m in Match.objects.filter(pk__in=[m.pk for m in made])} == {S.CANCELLED}
 
 
 # ----------------------------------------------------------------------------- when a client asked
@@ -236,7 +232,7 @@ def test_the_open_leaderboard_page_lists_its_bots_and_marks_remote_ones(
     assert page.status_code == 200
     html = page.content.decode()
     assert "YINSH open ladder" in html
-    assert ">far</a> <small class=\"remote\">(remote)</small>" in html
+    assert '>far</a> <small class="remote">(remote)</small>' in html
     assert ">near</a></td>" in html
     assert 'href="/leaderboard/blitz/open/"' in html  # its variant tabs stay on it
     sandboxed = client.get("/leaderboard/yinsh/").content.decode()
@@ -247,7 +243,6 @@ def test_the_open_leaderboard_page_lists_its_bots_and_marks_remote_ones(
 
 @pytest.mark.django_db
 def test_the_api_leaderboard_takes_the_ladder(open_board: Any) -> None:
-    far, near = open_board
     c = client_for()
     rows = c.get("/api/ratings/", {"variant": "yinsh", "ladder": "open"}).json()["results"]
     assert {(r["bot"], r["kind"]) for r in rows} == {("far", "remote"), ("near", "upload")}
