@@ -297,3 +297,11 @@ def test_random_and_greedy_are_registered_on_the_open_ladder(system_user: Any) -
         "greedy": True,
         "search": False,
     }
+
+
+@pytest.mark.django_db
+def test_registering_a_remote_bot_points_to_the_open_ladder(user: Any, client: Client) -> None:
+    client.force_login(user)
+    page = client.get("/upload/remote/")
+    assert page.status_code == 200
+    assert 'href="/leaderboard/yinsh/open/">open ladder</a>' in page.content.decode()
