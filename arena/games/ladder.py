@@ -45,6 +45,8 @@ class LadderRules:
     depth_setting: str
     time_control_setting: str
     seasons: bool
+    #: Whether each pairing has a remote bot in it (its first player).
+    remote_in_each: bool
 
     @property
     def depth(self) -> int:
@@ -70,14 +72,20 @@ class LadderRules:
 
 LADDERS = {
     Ladder.SANDBOX: LadderRules(
-        Ladder.SANDBOX, Match.Kind.LADDER, "LADDER_QUEUE_DEPTH", "LADDER_TIME_CONTROL", True
+        Ladder.SANDBOX,
+        Match.Kind.LADDER,
+        "LADDER_QUEUE_DEPTH",
+        "LADDER_TIME_CONTROL",
+        seasons=True,
+        remote_in_each=False,
     ),
     Ladder.OPEN: LadderRules(
         Ladder.OPEN,
         Match.Kind.OPEN,
         "OPEN_LADDER_QUEUE_DEPTH",
         "OPEN_LADDER_TIME_CONTROL",
-        False,
+        seasons=False,
+        remote_in_each=True,
     ),
 }
 
@@ -139,12 +147,17 @@ def schedule_variant(
                 rules.players(),
                 status=BotVersion.Status.ACTIVE,
                 bot__status=Bot.Status.ACTIVE,
-            ).values_list("pk", "bot__owner_id", "bot_id")
+            ).values_list("pk", "bot__owner_id", "bot_id", "bot__kind")
         )
-        owners = {pk: owner for pk, owner, _ in found}
-        bots = {pk: bot for pk, _, bot in found}
+        owners = {pk: owner for pk, owner, _, _ in found}
+        bots = {pk: bot for pk, _, bot, _ in found}
         players = sorted(owners)
-        if len(players) < 2:
+        # On the open ladder every pairing has a remote bot in it: two sandboxed bots meet on
+        # the sandboxed ladder already (and without a remote bot connected, nothing is played).
+        first = [
+            pk for pk, _, _, kind in found if kind == Bot.Kind.REMOTE or not rules.remote_in_each
+        ]
+        if len(players) < 2 or not first:
             return []
         division = seasons.ladder_divisions(variant, bots) if rules.seasons else None
         share = settings.SEASON_CROSS_SHARE
@@ -164,8 +177,8 @@ def schedule_variant(
             colours[w, b] += 1
         while in_flight < depth:
             load = {v: games[v] + busy[v] for v in players}
-            lightest = min(load.values())
-            a = rng.choice([v for v in players if load[v] == lightest])
+            lightest = min(load[v] for v in first)
+            a = rng.choice([v for v in first if load[v] == lightest])
             if division is None:
                 others = [v for v in players if owners[v] != owners[a]] or [
                     v for v in players if v != a

@@ -78,6 +78,21 @@ def test_a_remote_bot_not_seen_lately_is_not_paired(
 
 
 @pytest.mark.django_db
+def test_every_open_ladder_pairing_has_a_remote_bot_in_it(
+    user: Any, other_user: Any, django_user_model: Any, settings: Any
+) -> None:
+    third = django_user_model.objects.create_user("carol", password="a-long-password-3")
+    opted_in(other_user, "near-a")
+    opted_in(third, "near-b")
+    assert schedule_open() == []  # no remote bot connected: nothing to play there
+    far = connected(user, "far")
+    settings.OPEN_LADDER_QUEUE_DEPTH = 6
+    made = schedule_open()
+    assert len(made) == 6
+    assert all(far.pk in (m.white_id, m.black_id) for m in made)
+
+
+@pytest.mark.django_db
 def test_a_persons_seat_never_plays_on_the_open_ladder(
     user: Any, other_user: Any, django_user_model: Any
 ) -> None:
