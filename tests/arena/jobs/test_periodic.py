@@ -27,8 +27,11 @@ def test_a_message_sent_with_the_schedules_options_carries_its_expiry() -> None:
     it."""
     options = dict(settings.CELERY_BEAT_SCHEDULE["sweep"]["options"], queue=f"{QUEUE}.periodic")
     with celery_app.connection_for_write() as conn:
-        tasks.sweep.apply_async(connection=conn, **options)
         queue = conn.SimpleQueue(options["queue"])
+        # This run's periodic queue may hold what earlier tests sent there (a notification's
+        # fan-out once a test's transaction committed): the test reads only its own message.
+        queue.clear()
+        tasks.sweep.apply_async(connection=conn, **options)
         try:
             message = queue.get(timeout=10)
             assert message.headers["task"] == tasks.sweep.name
