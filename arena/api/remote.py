@@ -29,7 +29,7 @@ from arena.games import remote
 def _remote_bot(request: Request, name: str) -> Bot:
     """The remote bot ``name``, if the requester may play it (its owner or staff)."""
     bot = get_object_or_404(Bot, name=name)
-    if not bots.can_manage(request.user, bot) or (bot.person and request.user.pk != bot.owner_id):
+    if not bots.plays_for(request.user, bot):
         raise PermissionDenied(f"only the owner of {bot.name} plays its games")
     if not bot.remote:
         raise NotFound(f"{bot.name} is not a remote bot")

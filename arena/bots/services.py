@@ -74,6 +74,14 @@ def can_manage(user: User | AnonymousUser, bot: Bot) -> bool:
     return bool(user.is_authenticated and (user.pk == bot.owner_id or user.is_superuser))
 
 
+def plays_for(user: User | AnonymousUser, bot: Bot) -> bool:
+    """Whether ``user`` may play a remote bot's games (its client's API, the match page's
+    play panel): who may manage it, but a person's seat only its person (staff included)."""
+    if not can_manage(user, bot):
+        return False
+    return not bot.person or user.pk == bot.owner_id
+
+
 def _require_manager(user: User | AnonymousUser, bot: Bot) -> None:
     if not can_manage(user, bot):
         raise PermissionDenied(f"only the owner of {bot.name} may do this")

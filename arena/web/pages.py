@@ -316,9 +316,7 @@ def play_side(match: Match, user: Viewer) -> PlaySide | None:
         ("black", match.black, match.white),
     ):
         bot = version.bot
-        if not bot.remote or not bots.can_manage(user, bot):
-            continue
-        if bot.person and bot.owner_id != user.pk:
+        if not bot.remote or not bots.plays_for(user, bot):
             continue
         return PlaySide(bot.name, color, other.label, user.get_username())
     return None
