@@ -14,6 +14,8 @@ import functools
 import os
 import shutil
 import tempfile
+import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -94,6 +96,44 @@ def _real_workers_take_turns(request: pytest.FixtureRequest) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+
+
+#: How long a test on the live server waits, once it is over, for the requests still running there.
+LIVE_REQUESTS_WAIT_S = 60.0
+
+
+def live_requests() -> list[threading.Thread]:
+    """The live server's requests still being answered in this process: Django's server
+    answers each in a thread of its own (socketserver's ``process_request_thread``)."""
+    return [
+        t
+        for t in threading.enumerate()
+        if t.name.endswith("(process_request_thread)") and t.is_alive()
+    ]
+
+
+def wait_for_live_requests(timeout: float) -> list[threading.Thread]:
+    """Wait up to ``timeout`` seconds for :func:`live_requests` to end; those still running."""
+    deadline = time.monotonic() + timeout
+    for thread in live_requests():
+        thread.join(max(0.0, deadline - time.monotonic()))
+    return live_requests()
+
+
+@pytest.fixture(autouse=True)
+def _live_server_done(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test on the live server ends when the requests its pages or clients made have ended:
+    the page is closed by then, but an event stream or a long poll goes on in the server until
+    it notices, querying the database. Emptying the tables for the next test meanwhile
+    (TRUNCATE) can deadlock with such a query on PostgreSQL, which then refuses the flush and
+    leaves the rows behind. Set up after the test's database (so torn down before its flush)
+    and before its browser (so torn down after the page closed)."""
+    if "live_server" not in request.fixturenames:
+        yield
+        return
+    request.getfixturevalue("transactional_db")
+    yield
+    wait_for_live_requests(LIVE_REQUESTS_WAIT_S)
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
