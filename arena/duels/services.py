@@ -45,7 +45,6 @@ from arena.referee.jsontypes import JSONObject
 M = Match.Status
 DS = Duel.Status
 PS = DuelPair.Status
-_OPEN_MATCHES = (M.PENDING, M.QUEUED, M.RUNNING)
 #: Version statuses a duel may use: checked, playing now or retired.
 CHECKED = (BotVersion.Status.ACTIVE, BotVersion.Status.RETIRED)
 #: Void pairs (a game aborted) a duel may replace, beyond its own number of pairs.
@@ -464,11 +463,11 @@ def _cancel_open(matches: QuerySet[Match], now: datetime) -> None:
     the duel's row this one holds, would deadlock). Such a game closes as it would have; its
     pair is void or its duel over by then, so it is not counted."""
     ids = list(
-        matches.filter(status__in=_OPEN_MATCHES)
+        matches.filter(status__in=Match.OPEN_STATUSES)
         .select_for_update(skip_locked=True)
         .values_list("pk", flat=True)
     )
-    Match.objects.filter(pk__in=ids, status__in=_OPEN_MATCHES).update(
+    Match.objects.filter(pk__in=ids, status__in=Match.OPEN_STATUSES).update(
         status=M.CANCELLED, finished_at=now
     )
 

@@ -40,6 +40,9 @@ class Match(ClaimedWork):
 
     QUEUED = Status.QUEUED
     RUNNING = Status.RUNNING
+    #: The statuses of a match not over yet: waiting for its turn, queued, being played.
+    OPEN_STATUSES = (Status.PENDING, Status.QUEUED, Status.RUNNING)
+    OVER_STATUSES = (Status.FINISHED, Status.ABORTED, Status.CANCELLED)
     TASK = "arena.games.tasks.play_match"
     NOUN = "match"
 
@@ -225,7 +228,7 @@ class Match(ClaimedWork):
 
     @property
     def is_over(self) -> bool:
-        return self.status in (self.Status.FINISHED, self.Status.ABORTED, self.Status.CANCELLED)
+        return self.status in self.OVER_STATUSES
 
 
 def closed(match_id: int) -> None:

@@ -39,8 +39,6 @@ __all__ = [
 
 #: The colours a person may ask for.
 COLOURS = ("white", "black", "random")
-#: The statuses of a game not over yet.
-_OPEN = (Match.Status.PENDING, Match.Status.QUEUED, Match.Status.RUNNING)
 
 
 class PeopleError(Refused):
@@ -69,7 +67,9 @@ def can_play(user: User | AnonymousUser, bot: Bot) -> bool:
 def open_game(user: User) -> Match | None:
     """The user's game against a bot that is not over yet, if any."""
     return (
-        Match.objects.filter(_seat_plays(user), kind=Match.Kind.PERSON, status__in=_OPEN)
+        Match.objects.filter(
+            _seat_plays(user), kind=Match.Kind.PERSON, status__in=Match.OPEN_STATUSES
+        )
         .order_by("-pk")
         .first()
     )

@@ -52,7 +52,6 @@ from arena.tournaments.models import Bye, Entry, Tournament
 M = Match.Status
 TS = Tournament.Status
 F = Tournament.Format
-_OPEN_MATCHES = (M.PENDING, M.QUEUED, M.RUNNING)
 
 
 class TournamentError(Refused, ValueError):
@@ -350,7 +349,7 @@ def release(tournament_id: int) -> int:
                 .values_list("pk", flat=True)[:room]
             )
             queued = queue_pending(ids)
-        done = not matches.filter(status__in=_OPEN_MATCHES).exists()
+        done = not matches.filter(status__in=Match.OPEN_STATUSES).exists()
         # Some games aborted (the machine failed them too often): it says so, not "finished".
         end = TS.INCOMPLETE if done and matches.filter(status=M.ABORTED).exists() else TS.FINISHED
         if done and Tournament.objects.filter(pk=tournament_id, status=TS.RUNNING).update(
@@ -484,7 +483,7 @@ def cancel(user: User | AnonymousUser, tournament: Tournament) -> bool:
             pk=tournament.pk, status__in=[TS.RUNNING, TS.PAUSED]
         ).update(status=TS.CANCELLED, finished_at=timezone.now()):
             return False
-        Match.objects.filter(tournament=tournament, status__in=_OPEN_MATCHES).update(
+        Match.objects.filter(tournament=tournament, status__in=Match.OPEN_STATUSES).update(
             status=M.CANCELLED, finished_at=timezone.now()
         )
     return True
