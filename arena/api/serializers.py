@@ -350,15 +350,7 @@ class BotUpdateSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Bot
-        fields = (
-            "description",
-            "rated_challenges",
-            "rated_tournaments",
-            "scheduled_events",
-            "analysis",
-            "people",
-            "open_ladder",
-        )
+        fields = ("description", *Bot.CHOICES)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         # A change that names no field is a mistake (a null body, a form that lost its fields).

@@ -135,23 +135,12 @@ class BotViewSet(
     @extend_schema(request=s.BotUpdateSerializer, responses=s.BotSerializer)
     def partial_update(self, request: Request, name: str) -> Response:
         """Change the description, whether the bot accepts rated challenges and other
-        people's rated tournaments, whether it enters scheduled tournaments, and whether it
-        answers on the analysis board (owner only)."""
+        people's rated tournaments, whether it enters scheduled tournaments, answers on the
+        analysis board, lets people play it and plays on the open ladder (owner only)."""
         bot = self.get_object()
         data = s.BotUpdateSerializer(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
-        description = data.validated_data.get("description", bot.description)
-        bots.update_bot(
-            request.user,
-            bot,
-            description=description,
-            rated_challenges=data.validated_data.get("rated_challenges"),
-            rated_tournaments=data.validated_data.get("rated_tournaments"),
-            scheduled_events=data.validated_data.get("scheduled_events"),
-            analysis=data.validated_data.get("analysis"),
-            open_ladder=data.validated_data.get("open_ladder"),
-            people=data.validated_data.get("people"),
-        )
+        bots.update_bot(request.user, bot, **data.validated_data)
         return Response(s.BotSerializer(bot, context=self.get_serializer_context()).data)
 
     def update(self, request: Request, *args: object, **kwargs: str) -> Response:

@@ -141,6 +141,16 @@ class Bot(models.Model):
     seen_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
+    #: What its owner says yes or no to (the edit page's boxes, the API's fields).
+    CHOICES = (
+        "rated_challenges",
+        "rated_tournaments",
+        "scheduled_events",
+        "analysis",
+        "people",
+        "open_ladder",
+    )
+
     class Meta:
         ordering = ["name"]
         constraints = [

@@ -427,48 +427,30 @@ def _new_remote_version(bot: Bot, variants: str) -> BotVersion:
 
 
 def update_bot(
-    user: User | AnonymousUser,
-    bot: Bot,
-    *,
-    description: str,
-    rated_challenges: bool | None = None,
-    rated_tournaments: bool | None = None,
-    scheduled_events: bool | None = None,
-    analysis: bool | None = None,
-    people: bool | None = None,
-    open_ladder: bool | None = None,
+    user: User | AnonymousUser, bot: Bot, *, description: str | None = None, **choices: bool
 ) -> Bot:
-    """Change a bot's description, and whether it accepts rated challenges and other
-    people's rated tournaments, enters scheduled tournaments, answers on the analysis board,
-    lets people play it and plays on the open ladder when given (owner only); the name never
-    changes. Only a sandboxed bot chooses the open ladder: a remote bot always plays there."""
+    """Change a bot's description and its owner's choices (:attr:`Bot.CHOICES`: whether it
+    accepts rated challenges and other people's rated tournaments, enters scheduled
+    tournaments, answers on the analysis board, lets people play it, plays on the open ladder),
+    those given (owner only); the name never changes. Only a sandboxed bot chooses the open
+    ladder: a remote bot always plays there."""
     _require_manager(user, bot)
-    if open_ladder is not None and bot.kind != Bot.Kind.UPLOAD:
+    unknown = set(choices) - set(Bot.CHOICES)
+    if unknown:
+        raise TypeError(f"not a choice of a bot's owner: {', '.join(sorted(unknown))}")
+    if "open_ladder" in choices and bot.kind != Bot.Kind.UPLOAD:
         raise UploadError(
             f"{bot.name} is not a sandboxed bot: a remote bot plays on the open ladder "
             "whenever its client is connected, and a person's seat never does"
         )
-    bot.description = description.strip()
-    fields = ["description"]
-    if rated_challenges is not None:
-        bot.rated_challenges = rated_challenges
-        fields.append("rated_challenges")
-    if rated_tournaments is not None:
-        bot.rated_tournaments = rated_tournaments
-        fields.append("rated_tournaments")
-    if scheduled_events is not None:
-        bot.scheduled_events = scheduled_events
-        fields.append("scheduled_events")
-    if analysis is not None:
-        bot.analysis = analysis
-        fields.append("analysis")
-    if people is not None:
-        bot.people = people
-        fields.append("people")
-    if open_ladder is not None:
-        bot.open_ladder = open_ladder
-        fields.append("open_ladder")
-    bot.save(update_fields=fields)
+    fields = list(choices)
+    if description is not None:
+        bot.description = description.strip()
+        fields.append("description")
+    for name, value in choices.items():
+        setattr(bot, name, value)
+    if fields:
+        bot.save(update_fields=fields)
     return bot
 
 

@@ -146,15 +146,7 @@ class VersionUploadForm(forms.Form):
 class BotEditForm(forms.ModelForm):
     class Meta:
         model = Bot
-        fields = (
-            "description",
-            "rated_challenges",
-            "rated_tournaments",
-            "scheduled_events",
-            "analysis",
-            "people",
-            "open_ladder",
-        )
+        fields = ("description", *Bot.CHOICES)
         widgets = {"description": forms.Textarea(attrs={"rows": 4})}
         labels = {
             "rated_challenges": "Accept rated challenges",

@@ -305,17 +305,7 @@ def bot_edit(request: AuthenticatedHttpRequest, name: str) -> HttpResponse:
         raise PermissionDenied
     form = forms.BotEditForm(request.POST or None, instance=bot)
     if request.method == "POST" and form.is_valid():
-        bots.update_bot(
-            request.user,
-            bot,
-            description=form.cleaned_data["description"],
-            rated_challenges=form.cleaned_data["rated_challenges"],
-            rated_tournaments=form.cleaned_data["rated_tournaments"],
-            scheduled_events=form.cleaned_data["scheduled_events"],
-            analysis=form.cleaned_data.get("analysis"),
-            people=form.cleaned_data["people"],
-            open_ladder=form.cleaned_data.get("open_ladder"),
-        )
+        bots.update_bot(request.user, bot, **form.cleaned_data)
         return redirect(bot)
     return render(request, "web/bot_edit.html", {"form": form, "bot": bot})
 

@@ -275,3 +275,17 @@ def test_a_bot_accepts_rated_tournaments_of_its_owner_or_when_its_owner_says_so(
     bot = Bot.objects.get(pk=bot.pk)
     assert bot.rated_tournaments and bot.accepts_rated_tournaments(other_user.pk)
     assert not bot.rated_challenges  # each consent on its own
+
+
+@pytest.mark.django_db
+def test_an_owner_changes_only_the_choices_given(user: Any) -> None:
+    bot = make_version(user, "mine").bot
+    Bot.objects.filter(pk=bot.pk).update(description="as it was")
+    bot = Bot.objects.get(pk=bot.pk)
+    services.update_bot(user, bot, people=True, analysis=True)
+    bot = Bot.objects.get(pk=bot.pk)
+    assert (bot.people, bot.analysis, bot.description) == (True, True, "as it was")
+    assert not any(getattr(bot, c) for c in Bot.CHOICES if c not in ("people", "analysis"))
+    with pytest.raises(TypeError, match="not a choice of a bot's owner: trusted"):
+        services.update_bot(user, bot, trusted=True)
+    assert not Bot.objects.get(pk=bot.pk).trusted
