@@ -20,55 +20,12 @@
 (function () {
   "use strict";
 
-  var SVGNS = "http://www.w3.org/2000/svg";
+  var kit = window.YinshReplay.kit;
+  var el = kit.el, svg = kit.svg, request = kit.request;
   var POLL_MS = 500;
   //: Polling stops after this long (the server ends an unanswered request before).
   var POLL_LIMIT_MS = 90000;
   var SLOTS = 4;
-
-  function el(tag, attrs, parent) {
-    var node = document.createElement(tag);
-    Object.keys(attrs || {}).forEach(function (k) {
-      if (k === "text") node.textContent = attrs[k];
-      else if (attrs[k] !== null && attrs[k] !== undefined) node.setAttribute(k, attrs[k]);
-    });
-    if (parent) parent.appendChild(node);
-    return node;
-  }
-
-  function svg(tag, attrs, parent) {
-    var node = document.createElementNS(SVGNS, tag);
-    Object.keys(attrs).forEach(function (k) {
-      node.setAttribute(k, attrs[k]);
-    });
-    parent.appendChild(node);
-    return node;
-  }
-
-  function request(url, csrf, body) {
-    var opts = { credentials: "same-origin", headers: { Accept: "application/json" } };
-    if (body) {
-      opts.method = "POST";
-      opts.headers["Content-Type"] = "application/json";
-      opts.headers["X-CSRFToken"] = csrf;
-      opts.body = JSON.stringify(body);
-    }
-    return fetch(url, opts).then(function (r) {
-      return r
-        .json()
-        .catch(function () {
-          return {};
-        })
-        .then(function (data) {
-          if (!r.ok) {
-            var e = new Error(data.detail || "the request failed (HTTP " + r.status + ")");
-            e.status = r.status;
-            throw e;
-          }
-          return data;
-        });
-    });
-  }
 
   function Board(section, widget, replay) {
     this.section = section;

@@ -25,7 +25,8 @@
  * Keys (when the widget has focus): Left/Right one ply, Up/Down one turn, Home/End, Space plays.
  * window.YinshReplay.init(root) enhances elements added later. The element fires
  * "yinsh-replay-ready" once the widget is built (its Replay object is then element.yinshReplay)
- * and "yinsh-replay-ply" whenever another ply is shown (detail.ply).
+ * and "yinsh-replay-ply" whenever another ply is shown (detail.ply). window.YinshReplay.kit holds
+ * the small helpers that the scripts built on the widget (analysis.js, play.js) share.
  */
 (function () {
   "use strict";
@@ -745,14 +746,31 @@
     return url + (url.indexOf("?") < 0 ? "?" : "&") + "since=" + since;
   }
 
-  function getJSON(url) {
-    return fetch(url, {
-      credentials: "same-origin",
-      cache: "no-store",
-      headers: { Accept: "application/json" },
-    }).then(function (r) {
-      if (!r.ok) throw new Error("HTTP " + r.status);
-      return r.json();
+  // JSON from the site, never from the cache; a POST of ``body`` when given one, with the
+  // page's CSRF token. Its data ({} for none), or an Error with the server's detail and status.
+  function request(url, csrf, body) {
+    var opts = { credentials: "same-origin", cache: "no-store", headers: { Accept: "application/json" } };
+    if (body) {
+      opts.method = "POST";
+      opts.headers["Content-Type"] = "application/json";
+      opts.headers["X-CSRFToken"] = csrf;
+      opts.body = JSON.stringify(body);
+    }
+    return fetch(url, opts).then(function (r) {
+      if (r.status === 204) return {};
+      return r
+        .json()
+        .catch(function () {
+          return {};
+        })
+        .then(function (data) {
+          if (!r.ok) {
+            var e = new Error(data.detail || "the request failed (HTTP " + r.status + ")");
+            e.status = r.status;
+            throw e;
+          }
+          return data;
+        });
     });
   }
 
@@ -771,7 +789,7 @@
 
   function mountLive(root) {
     var url = root.getAttribute("data-live-url");
-    return getJSON(liveUrl(url, 0)).then(function (feed) {
+    return request(liveUrl(url, 0)).then(function (feed) {
       if (feed.over) {
         becomeReplay(root);
         return null;
@@ -846,7 +864,7 @@
     var asked = Date.now();
     var since = this.restart ? 0 : this.frames.length;
     this.restart = false;
-    getJSON(liveUrl(this.liveUrl, since))
+    request(liveUrl(this.liveUrl, since))
       .then(function (feed) {
         if (!self.root.isConnected) return;
         if (!feed.over && feed.attempt !== self.attempt) {
@@ -937,7 +955,12 @@
     return Promise.all(Array.prototype.map.call(nodes, mount));
   }
 
-  window.YinshReplay = { init: init, mount: mount };
+  window.YinshReplay = {
+    init: init,
+    mount: mount,
+    // For the scripts that build on the widget (analysis.js, play.js), loaded after it.
+    kit: { SVGNS: SVGNS, el: el, svg: svg, setAttrs: setAttrs, clear: clear, cap: cap, request: request },
+  };
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", function () {
       init();

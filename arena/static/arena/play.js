@@ -18,7 +18,8 @@
 (function () {
   "use strict";
 
-  var SVGNS = "http://www.w3.org/2000/svg";
+  var kit = window.YinshReplay.kit;
+  var el = kit.el, svg = kit.svg, clear = kit.clear, cap = kit.cap, request = kit.request;
   // The long poll: the server answers at once when a line waits, else after this (or its cap).
   var WAIT_S = 20;
   var RETRY_MS = 3000;
@@ -30,61 +31,6 @@
     "remove-ring": "remove a ring",
   };
   var counter = 0;
-
-  function el(tag, attrs, parent) {
-    var node = document.createElement(tag);
-    setAttrs(node, attrs);
-    if (parent) parent.appendChild(node);
-    return node;
-  }
-
-  function svg(tag, attrs, parent) {
-    var node = document.createElementNS(SVGNS, tag);
-    setAttrs(node, attrs);
-    if (parent) parent.appendChild(node);
-    return node;
-  }
-
-  function setAttrs(node, attrs) {
-    Object.keys(attrs || {}).forEach(function (k) {
-      if (k === "text") node.textContent = attrs[k];
-      else if (attrs[k] !== null && attrs[k] !== undefined) node.setAttribute(k, attrs[k]);
-    });
-  }
-
-  function clear(node) {
-    while (node.firstChild) node.removeChild(node.firstChild);
-  }
-
-  function cap(s) {
-    return s.charAt(0).toUpperCase() + s.slice(1);
-  }
-
-  function request(url, csrf, body) {
-    var opts = { credentials: "same-origin", cache: "no-store", headers: { Accept: "application/json" } };
-    if (body) {
-      opts.method = "POST";
-      opts.headers["Content-Type"] = "application/json";
-      opts.headers["X-CSRFToken"] = csrf;
-      opts.body = JSON.stringify(body);
-    }
-    return fetch(url, opts).then(function (r) {
-      if (r.status === 204) return {};
-      return r
-        .json()
-        .catch(function () {
-          return {};
-        })
-        .then(function (data) {
-          if (!r.ok) {
-            var e = new Error(data.detail || "HTTP " + r.status);
-            e.status = r.status;
-            throw e;
-          }
-          return data;
-        });
-    });
-  }
 
   // ------------------------------------------------------------------------ actions
 
