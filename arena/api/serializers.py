@@ -74,12 +74,17 @@ class StrictBooleanField(serializers.BooleanField):
         raise AssertionError  # fail() raises
 
 
+#: What the ``ladder`` of a rating, or of a filter, says.
+LADDER_HELP = "sandbox: the ladder; open: the open ladder, where remote bots play."
+
+
 class RatingBriefSerializer(serializers.ModelSerializer):
     provisional = serializers.BooleanField(read_only=True, help_text=PROVISIONAL_HELP)
+    ladder = serializers.CharField(read_only=True, help_text=LADDER_HELP)
 
     class Meta:
         model = Rating
-        fields = ("variant", "elo", "error", "games", "points", "rank", "provisional")
+        fields = ("ladder", "variant", "elo", "error", "games", "points", "rank", "provisional")
 
 
 class CheckReport(TypedDict):
@@ -490,9 +495,11 @@ class LeaderboardRowSerializer(serializers.ModelSerializer):
 
 
 class RatingPointSerializer(serializers.ModelSerializer):
+    ladder = serializers.CharField(read_only=True, help_text=LADDER_HELP)
+
     class Meta:
         model = RatingPoint
-        fields = ("variant", "at", "elo", "error", "games")
+        fields = ("ladder", "variant", "at", "elo", "error", "games")
 
 
 class DetailSerializer(serializers.Serializer):
@@ -579,19 +586,21 @@ class RatingFilter(TypedDict):
 class RatingFilterSerializer(FilterSerializer[RatingFilter]):
     variant = serializers.ChoiceField(choices=Variant.choices, default=Variant("yinsh"))
     ladder = serializers.ChoiceField(
-        choices=Ladder.choices,
-        default=Ladder.SANDBOX,
-        help_text="sandbox: the ladder; open: the open ladder, where remote bots play.",
+        choices=Ladder.choices, default=Ladder.SANDBOX, help_text=LADDER_HELP
     )
     all = serializers.BooleanField(default=False, help_text="Include retired versions.")
 
 
 class HistoryFilter(TypedDict, total=False):
     variant: str
+    ladder: str
 
 
 class HistoryFilterSerializer(FilterSerializer[HistoryFilter]):
     variant = serializers.ChoiceField(choices=Variant.choices, required=False, allow_blank=True)
+    ladder = serializers.ChoiceField(
+        choices=Ladder.choices, default=Ladder.SANDBOX, help_text=LADDER_HELP
+    )
 
 
 class FailureReasonSerializer(serializers.Serializer):

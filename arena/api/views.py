@@ -248,10 +248,12 @@ class VersionViewSet(viewsets.ReadOnlyModelViewSet):
     )
     @action(detail=True, methods=["get"], url_path="history", pagination_class=None)
     def history(self, request: Request, pk: str) -> Response:
-        """The version's rating history (one point per fit that changed its games)."""
+        """The version's rating history on the ladder, or the open ladder (one point per fit
+        that changed its games)."""
         version = self.get_object()
-        qs = version.rating_history.filter(ladder=Ladder.SANDBOX).order_by("at")
-        variant = s.HistoryFilterSerializer.parse(request).get("variant")
+        query = s.HistoryFilterSerializer.parse(request)
+        qs = version.rating_history.filter(ladder=query["ladder"]).order_by("at")
+        variant = query.get("variant")
         if variant:
             qs = qs.filter(variant=variant)
         return Response(s.RatingPointSerializer(qs, many=True).data)

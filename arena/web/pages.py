@@ -203,11 +203,12 @@ def bot_page(bot: Bot, user: Viewer) -> BotPage:
 
 
 def _ratings(versions: list[BotVersion]) -> dict[int, list[Rating]]:
-    """Each version's current ratings on the ladder, by variant."""
+    """Each version's current ratings, by ladder (the sandboxed one first, then the open
+    ladder's) and variant."""
     out: dict[int, list[Rating]] = defaultdict(list)
-    for r in Rating.objects.filter(
-        ladder=Ladder.SANDBOX, version__in=[v.pk for v in versions]
-    ).order_by("variant"):
+    for r in Rating.objects.filter(version__in=[v.pk for v in versions]).order_by(
+        "-ladder", "variant"
+    ):
         out[r.version_id].append(r)
     return out
 
@@ -215,36 +216,47 @@ def _ratings(versions: list[BotVersion]) -> dict[int, list[Rating]]:
 def _charts(
     versions: list[BotVersion], ratings: dict[int, list[Rating]]
 ) -> list[tuple[str, SafeString]]:
-    """A chart per variant of every version's rating history, in variant order."""
+    """A chart per ladder and variant of every version's rating history: the sandboxed
+    ladder's first, in variant order."""
     labels = {v.pk: v.label for v in versions}
-    history: dict[str, dict[int, list[tuple[datetime, float, float | None]]]] = defaultdict(
-        lambda: defaultdict(list)
+    history: dict[tuple[str, str], dict[int, list[tuple[datetime, float, float | None]]]] = (
+        defaultdict(lambda: defaultdict(list))
     )
-    for vid, variant, at, elo, error in (
-        RatingPoint.objects.filter(ladder=Ladder.SANDBOX, version__in=list(labels))
+    for vid, ladder, variant, at, elo, error in (
+        RatingPoint.objects.filter(version__in=list(labels))
         .order_by("at")
-        .values_list("version_id", "variant", "at", "elo", "error")
+        .values_list("version_id", "ladder", "variant", "at", "elo", "error")
     ):
-        history[variant][vid].append((at, elo, error))
-    current = {(r.version_id, r.variant): r for rs in ratings.values() for r in rs}
+        history[ladder, variant][vid].append((at, elo, error))
+    current = {(r.version_id, r.ladder, r.variant): r for rs in ratings.values() for r in rs}
     provisional = {key for key, r in current.items() if r.provisional}
+
+    def title(ladder: str, variant: str) -> str:
+        name = Variant(variant).label
+        return name if ladder == Ladder.SANDBOX else f"{name}, {Ladder(ladder).label}"
+
     return [
         (
-            Variant(variant).label,
+            title(ladder, variant),
             history_svg(
                 [
                     Series(
-                        labels[vid] + (" (provisional)" if (vid, variant) in provisional else ""),
+                        labels[vid]
+                        + (" (provisional)" if (vid, ladder, variant) in provisional else ""),
                         [(at, elo) for at, elo, _ in pts],
                         # The legend gives the table's rating, the one source of the current.
-                        now=current[vid, variant].elo if (vid, variant) in current else None,
+                        now=current[vid, ladder, variant].elo
+                        if (vid, ladder, variant) in current
+                        else None,
                         errors=[error for _, _, error in pts],
                     )
                     for vid, pts in sorted(per.items())
                 ]
             ),
         )
-        for variant, per in sorted(history.items())
+        for (ladder, variant), per in sorted(
+            history.items(), key=lambda item: (item[0][0] != Ladder.SANDBOX, item[0][1])
+        )
     ]
 
 

@@ -266,6 +266,41 @@ def test_the_api_leaderboard_takes_the_ladder(open_board: Any) -> None:
     assert bad.status_code == 400 and "ladder" in bad.json()
 
 
+@pytest.mark.django_db
+def test_a_bots_page_shows_its_open_ladder_rating_beside_its_ladder_rating(
+    open_board: Any, client: Client
+) -> None:
+    _far, near = open_board
+    html = client.get("/bots/far/").content.decode()
+    assert '<a href="/leaderboard/yinsh/open/">YINSH, open ladder</a>' in html
+    assert "<figcaption>YINSH, open ladder</figcaption>" in html  # its rating history
+    # A sandboxed bot rated on both: the ladder's rating first, then the open ladder's.
+    Rating.objects.create(
+        ladder=Ladder.SANDBOX, variant="yinsh", version=near, elo=1400, games=3, points=2, rank=1
+    )
+    html = client.get("/bots/near/").content.decode()
+    ladder_row = html.index('<a href="/leaderboard/yinsh/">YINSH</a>')
+    assert ladder_row < html.index('<a href="/leaderboard/yinsh/open/">YINSH, open ladder</a>')
+
+
+@pytest.mark.django_db
+def test_the_api_names_the_ladder_of_each_rating_and_of_its_history(open_board: Any) -> None:
+    far, near = open_board
+    Rating.objects.create(
+        ladder=Ladder.SANDBOX, variant="yinsh", version=near, elo=1400, games=3, points=2, rank=1
+    )
+    c = client_for()
+    rated = c.get(f"/api/versions/{near.pk}/").json()["ratings"]
+    assert sorted((r["ladder"], r["variant"]) for r in rated) == [
+        ("open", "yinsh"),
+        ("sandbox", "yinsh"),
+    ]
+    history = c.get(f"/api/versions/{far.pk}/history/", {"ladder": "open"}).json()
+    assert history and {p["ladder"] for p in history} == {"open"}
+    assert c.get(f"/api/versions/{far.pk}/history/").json() == []  # the ladder's, by default
+    assert c.get(f"/api/versions/{far.pk}/history/", {"ladder": "x"}).status_code == 400
+
+
 # ----------------------------------------------------------------------------- the opt-in
 
 
