@@ -200,12 +200,7 @@ class BotSerializer(serializers.ModelSerializer):
             "status",
             "trusted",
             "remote",
-            "rated_challenges",
-            "rated_tournaments",
-            "scheduled_events",
-            "analysis",
-            "people",
-            "open_ladder",
+            *Bot.CHOICES,
             "created_at",
             "versions",
         )
