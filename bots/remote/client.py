@@ -226,10 +226,12 @@ class Game:
             self.log(f"{self.name}: the arena refused {path.rsplit('/', 2)[-2]}: {e}")
 
     def finish(self) -> None:
-        """The game is over: let the program exit, then stop it (in a thread of its own)."""
-        if self.over.is_set():
-            return
-        self.stopping = True
+        """The game is over: let the program exit, then stop it (in a thread of its own).
+        Once: every long poll until the program is gone says the game is over again."""
+        with self.lock:
+            if self.stopping:
+                return
+            self.stopping = True
 
         def stop() -> None:
             try:
