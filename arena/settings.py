@@ -335,6 +335,9 @@ LADDER_VARIANTS = env_list("ARENA_LADDER_VARIANTS", list(engine.VARIANTS))
 LADDER_TIME_CONTROL = env_str("ARENA_LADDER_TIME_CONTROL", "10+0.1")
 #: At most this many ladder matches per variant are queued or running at once.
 LADDER_QUEUE_DEPTH = env_int("ARENA_LADDER_QUEUE_DEPTH", 3)
+#: The share of the ladders' pairings (0 to 1) whose opponent is chosen by load alone, whatever
+#: its rating (arena.games.ladder): every rating stays tied to those far from it.
+LADDER_ANY_RATING_SHARE = env_float("ARENA_LADDER_ANY_RATING_SHARE", 0.1)
 #: The open ladder (arena.games.ladder), where remote bots meet the sandboxed bots whose owners
 #: opted in: at most this many of its matches per variant queued or running at once, and their
 #: time control (the ladder's unless set).

@@ -121,7 +121,8 @@ def schedule_variant(
     (``ARENA_PAUSE_FAILING_VERSIONS``, on by default: until their owner resumes them or their
     recent games are good again, :mod:`arena.games.reliability`). The player with the fewest
     games (counting its games in flight) plays first; its opponent is the one whose rating is
-    closest on that ladder, weighed against how many games that one has, among the versions of
+    closest on that ladder, weighed against how many games that one has (for a share
+    ``LADDER_ANY_RATING_SHARE`` of the pairings: how many games alone), among the versions of
     other owners (the same owner's other bots only when nobody else is there). While a season
     of the variant is open (on the sandboxed ladder: the open ladder has none), that opponent
     comes from the first player's division, or, for a share ``SEASON_CROSS_SHARE`` of the
@@ -188,9 +189,15 @@ def schedule_variant(
             scale = max(1.0, sum(load.values()) / len(load))
             ea = elo.get(a, default_elo)
             # Rating distance (200 Elo counts as much as an average load) plus load; ties at
-            # random.
+            # random. A share of the pairings looks at load alone, so that every rating stays
+            # tied to those far from it (a bad start is not kept for ever).
+            by_rating = rng.random() >= settings.LADDER_ANY_RATING_SHARE
             scored = [
-                (abs(ea - elo.get(v, default_elo)) / 200 + load[v] / scale, rng.random(), v)
+                (
+                    abs(ea - elo.get(v, default_elo)) / 200 * by_rating + load[v] / scale,
+                    rng.random(),
+                    v,
+                )
                 for v in others
             ]
             b = min(scored)[2]

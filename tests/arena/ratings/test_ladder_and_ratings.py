@@ -105,7 +105,8 @@ def test_the_ladder_prefers_the_version_with_the_fewest_games(user: Any, other_u
 
 
 @pytest.mark.django_db
-def test_the_ladder_pairs_close_ratings(user: Any) -> None:
+def test_the_ladder_pairs_close_ratings(user: Any, settings: Any) -> None:
+    settings.LADDER_ANY_RATING_SHARE = 0  # every pairing by rating (and load)
     a = make_version(user, "a")
     near = make_version(user, "near")
     far = make_version(user, "far")

@@ -4,6 +4,7 @@ owners opted in, never a person's seat), its own rating space, its leaderboard a
 from __future__ import annotations
 
 import random
+from collections import Counter
 from datetime import timedelta
 from typing import Any
 
@@ -90,6 +91,42 @@ def test_every_open_ladder_pairing_has_a_remote_bot_in_it(
     made = schedule_open()
     assert len(made) == 6
     assert all(far.pk in (m.white_id, m.black_id) for m in made)
+
+
+@pytest.mark.django_db
+def test_a_far_rated_opponent_is_still_met_now_and_then(
+    user: Any, other_user: Any, settings: Any
+) -> None:
+    """A remote bot whose first games were lost by a broken set-up (its program could not
+    start) is rated far below the anchor it lost them to; paired by rating alone it would meet
+    only the bot nearest to it from then on, and its rating would never come back."""
+    far = connected(user, "far")
+    near, anchor = opted_in(other_user, "near"), opted_in(other_user, "anchor")
+    for version, elo, games in ((far, 600, 92), (near, 609, 86), (anchor, 1000, 6)):
+        Rating.objects.create(
+            ladder=Ladder.OPEN,
+            variant="yinsh",
+            version=version,
+            elo=elo,
+            games=games,
+            points=0,
+            rank=1,
+        )
+
+    def opponents(share: float) -> Counter[int]:
+        settings.LADDER_ANY_RATING_SHARE = share
+        met: Counter[int] = Counter()
+        for seed in range(100):
+            Match.objects.all().delete()
+            (m, _) = ladder.schedule_variant(
+                "yinsh", rng=random.Random(seed), depth=1, ladder=Ladder.OPEN
+            )
+            met[m.black_id if m.white_id == far.pk else m.white_id] += 1
+        return met
+
+    assert opponents(0)[anchor.pk] == 0
+    assert 3 <= opponents(0.1)[anchor.pk] <= 25  # about a tenth of its pairings
+    assert opponents(1)[anchor.pk] == 100  # by load alone: the anchor has played least
 
 
 @pytest.mark.django_db
