@@ -202,22 +202,27 @@ def bot_page(bot: Bot, user: Viewer) -> BotPage:
     )
 
 
+def _page_order(ladder: str, variant: str) -> tuple[bool, str]:
+    """Where a ladder's rating of a variant stands on a bot's page (its table, its charts):
+    the sandboxed ladder's first, then the open ladder's, each in variant order."""
+    return ladder != Ladder.SANDBOX, variant
+
+
 def _ratings(versions: list[BotVersion]) -> dict[int, list[Rating]]:
-    """Each version's current ratings, by ladder (the sandboxed one first, then the open
-    ladder's) and variant."""
+    """Each version's current ratings, in :func:`_page_order`."""
     out: dict[int, list[Rating]] = defaultdict(list)
-    for r in Rating.objects.filter(version__in=[v.pk for v in versions]).order_by(
-        "-ladder", "variant"
-    ):
+    for r in Rating.objects.filter(version__in=[v.pk for v in versions]):
         out[r.version_id].append(r)
+    for rs in out.values():
+        rs.sort(key=lambda r: _page_order(r.ladder, r.variant))
     return out
 
 
 def _charts(
     versions: list[BotVersion], ratings: dict[int, list[Rating]]
 ) -> list[tuple[str, SafeString]]:
-    """A chart per ladder and variant of every version's rating history: the sandboxed
-    ladder's first, in variant order."""
+    """A chart per ladder and variant of every version's rating history, in
+    :func:`_page_order`."""
     labels = {v.pk: v.label for v in versions}
     history: dict[tuple[str, str], dict[int, list[tuple[datetime, float, float | None]]]] = (
         defaultdict(lambda: defaultdict(list))
@@ -255,7 +260,7 @@ def _charts(
             ),
         )
         for (ladder, variant), per in sorted(
-            history.items(), key=lambda item: (item[0][0] != Ladder.SANDBOX, item[0][1])
+            history.items(), key=lambda item: _page_order(*item[0])
         )
     ]
 

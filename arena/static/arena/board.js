@@ -959,7 +959,7 @@
     init: init,
     mount: mount,
     // For the scripts that build on the widget (analysis.js, play.js), loaded after it.
-    kit: { SVGNS: SVGNS, el: el, svg: svg, setAttrs: setAttrs, clear: clear, cap: cap, request: request },
+    kit: { el: el, svg: svg, clear: clear, cap: cap, request: request },
   };
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", function () {
